@@ -1,0 +1,40 @@
+# Every target creates what it needs (the virtualenv, the install), so it works on a fresh clone.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+CONSTRAINTS := constraints.txt
+
+.PHONY: demo test test-fast lint typecheck check bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.runtime: $(BIN)/python pyproject.toml $(CONSTRAINTS)
+	$(PIP) install -q -c $(CONSTRAINTS) -e .
+	@touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[dev]'
+	@touch $@
+
+demo: $(VENV)/.runtime
+	$(BIN)/recallbox demo
+
+test: $(VENV)/.dev
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check src tests
+
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy
+
+check: lint typecheck test
+
+bench: $(VENV)/.dev
+	$(BIN)/python benchmarks/thread_search.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

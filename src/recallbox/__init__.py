@@ -1,0 +1,57 @@
+"""recallbox: a local-first recall engine for AI agents.
+
+Everything an agent saw and said, kept verbatim in one SQLite file, handed back through a few
+bounded, pull-based, reversible tools. Start with :func:`open`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recallbox.box import Box, open_box
+from recallbox.errors import (
+    DependencyMissing,
+    InvalidArgument,
+    InvalidQuery,
+    NotFound,
+    RecallError,
+    SchemaMismatch,
+    StoreUnavailable,
+    UnsupportedFilter,
+)
+from recallbox.text.normalize import normalize_text
+from recallbox.text.tokens import estimate_tokens
+from recallbox.types import DoctorReport, Generation, IndexHealth, Message, Policy, Thread
+
+__version__ = "0.1.0"
+
+
+def open(path_or_url: str | Path, *, embedder: object = None) -> Box:
+    """Open a recallbox store: a SQLite path (created with its parent dirs) or ``":memory:"``.
+
+    Use it as a context manager: ``with recallbox.open("agent.db") as box: ...``.
+    """
+    return open_box(path_or_url, embedder=embedder)
+
+
+__all__ = [
+    "Box",
+    "DependencyMissing",
+    "DoctorReport",
+    "Generation",
+    "IndexHealth",
+    "InvalidArgument",
+    "InvalidQuery",
+    "Message",
+    "NotFound",
+    "Policy",
+    "RecallError",
+    "SchemaMismatch",
+    "StoreUnavailable",
+    "Thread",
+    "UnsupportedFilter",
+    "__version__",
+    "estimate_tokens",
+    "normalize_text",
+    "open",
+]

@@ -1,0 +1,5 @@
+"""``python -m recallbox`` runs the CLI."""
+
+from recallbox.cli import main
+
+main()

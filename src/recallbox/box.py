@@ -1,0 +1,207 @@
+"""Box: the one object that owns a store; every verb of the public API is a method."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
+from recallbox.errors import InvalidArgument, NotFound
+from recallbox.storage import open_store
+from recallbox.storage.base import Store
+from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
+
+MEMORY_URL = ":memory:"
+
+
+def _resolve_location(path_or_url: str | Path) -> str:
+    if isinstance(path_or_url, Path):
+        return str(path_or_url.expanduser())
+    if not isinstance(path_or_url, str) or not path_or_url:
+        raise InvalidArgument("open() needs a SQLite path, ':memory:' or a postgresql:// URL")
+    if path_or_url == MEMORY_URL or "://" in path_or_url:
+        return path_or_url
+    return str(Path(path_or_url).expanduser())
+
+
+class Box:
+    """The recallbox API over one store. Use :func:`recallbox.open` to make one.
+
+    A Box may be used from several threads (one connection per thread); it is not fork-safe.
+    """
+
+    def __init__(self, store: Store, *, location: str) -> None:
+        self.store = store
+        self.location = location
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def __enter__(self) -> Box:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- threads ---------------------------------------------------------------------------
+    def create_thread(self, channel: str, title: str | None = None) -> Thread:
+        """Create a thread (idempotent: an existing channel is returned unchanged)."""
+        return self.store.ensure_thread(check_channel(channel), title)
+
+    def threads(self) -> list[Thread]:
+        """Every thread, oldest first."""
+        return self.store.list_threads()
+
+    def thread(self, channel: str) -> Thread:
+        """One thread.
+
+        Raises:
+            NotFound: when no thread has this channel.
+        """
+        thread = self.store.get_thread(check_channel(channel))
+        if thread is None:
+            raise NotFound(f"unknown channel {channel!r}; see `recallbox thread list`")
+        return thread
+
+    def generations(self, channel: str) -> list[Generation]:
+        """Every generation of a thread, in order."""
+        self.thread(channel)
+        return self.store.generations(channel)
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(
+        self,
+        channel: str,
+        role: str,
+        content: str = "",
+        *,
+        tool_calls: list[Mapping[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        kind: str = "message",
+        model_visible: bool = True,
+        pending: bool = False,
+        created_at: object = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Message:
+        """Append one message to ``channel`` (the thread is created when missing).
+
+        Raises:
+            InvalidArgument: for an invalid role, kind or field.
+        """
+        row = build_row(
+            role,
+            content,
+            tool_calls=tool_calls,
+            tool_call_id=tool_call_id,
+            kind=kind,
+            model_visible=model_visible,
+            pending=pending,
+            created_at=created_at,
+            metadata=metadata,
+        )
+        return self.store.append(check_channel(channel), [row])[0]
+
+    def append_many(self, channel: str, messages: Iterable[Mapping[str, Any]]) -> list[Message]:
+        """Append many messages in one transaction (all or nothing).
+
+        Each mapping takes :meth:`append`'s keyword arguments plus ``role``.
+        """
+        rows = [build_row_from_mapping(item) for item in messages]
+        return self.store.append(check_channel(channel), rows)
+
+    def messages(self, channel: str, generation: int | None = None) -> list[Message]:
+        """The audit view: every message of a thread, ordered by (generation, seq).
+
+        Raises:
+            NotFound: unknown channel or generation number.
+            InvalidArgument: a generation number below 1.
+        """
+        thread = self.thread(channel)
+        if generation is not None:
+            if not isinstance(generation, int) or generation < 1:
+                raise InvalidArgument(f"generation is a 1-based number, got {generation!r}")
+            if generation > thread.generation_count:
+                raise NotFound(
+                    f"thread {channel!r} has {thread.generation_count} generation(s), "
+                    f"not {generation}"
+                )
+        return self.store.messages(thread.channel, generation)
+
+    def message(self, message_id: str) -> Message:
+        """One message by id (audit access, no privacy gate: see ``read_message``).
+
+        Raises:
+            NotFound: unknown id.
+        """
+        message = self.store.get_message(message_id)
+        if message is None:
+            raise NotFound(f"unknown message id {message_id!r}")
+        return message
+
+    def deliver(self, message_id: str) -> Message:
+        """Mark a pending message as delivered to the model."""
+        return self.store.set_pending(message_id, False)
+
+    def supersede(self, message_id: str, by: str) -> Message:
+        """Mark ``message_id`` as superseded by message ``by``.
+
+        Raises:
+            NotFound: either id is unknown.
+        """
+        self.message(by)
+        return self.store.set_superseded(message_id, by)
+
+    def compact(self, channel: str, summary: str) -> Generation:
+        """Close the current generation and open the next with ``summary`` as its first message.
+
+        Raises:
+            NotFound: unknown channel.
+        """
+        thread = self.thread(channel)
+        row = build_row("system", summary, kind="compaction_summary")
+        self.store.append(thread.channel, [row])
+        return self.store.current_generation(thread.channel)
+
+    # -- privacy policy --------------------------------------------------------------------
+    def quarantine(self, channel: str) -> None:
+        """Deny a thread in every recall path (the thread is created when missing)."""
+        channel = check_channel(channel)
+        self.store.ensure_thread(channel, None)
+        self.store.set_quarantined(channel, True)
+
+    def unquarantine(self, channel: str) -> None:
+        """Release a quarantined thread.
+
+        Raises:
+            NotFound: unknown channel.
+        """
+        self.store.set_quarantined(check_channel(channel), False)
+
+    def policy(self) -> Policy:
+        """The stored privacy policy."""
+        return self.store.policy()
+
+    # -- health ----------------------------------------------------------------------------
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
+        """Check every full-text index; with ``repair``, rebuild what is unhealthy first."""
+        return self.store.doctor(repair=repair)
+
+
+def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
+    """Open (creating when missing) the store at ``path_or_url`` and return a :class:`Box`.
+
+    Raises:
+        InvalidArgument: unusable location.
+        SchemaMismatch: the database was written by a newer recallbox.
+    """
+    location = _resolve_location(path_or_url)
+    return Box(open_store(location), location=location)

@@ -1,0 +1,338 @@
+"""The ``recallbox`` command: parse, call the Box, render text or ``--json``.
+
+Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 interrupted.
+Heavy modules are imported inside commands so ``recallbox --version`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, is_dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from recallbox.box import Box
+    from recallbox.types import DoctorReport
+
+F = TypeVar("F", bound=Callable[..., Any])
+VERSION = "0.1.0"
+EXIT_INTERRUPTED = 130
+DEMO_DB_NAME = "demo.db"
+
+
+def _jsonable(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {k: _jsonable(v) for k, v in asdict(value).items()}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def emit_json(value: Any) -> None:
+    """Print exactly one JSON document on stdout."""
+    click.echo(json.dumps(_jsonable(value), ensure_ascii=False, indent=2))
+
+
+def json_option(func: F) -> F:
+    """The shared ``--json`` flag."""
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(func)
+
+
+@contextmanager
+def open_box(ctx: click.Context) -> Iterator[Box]:
+    """Open the Box for the command's ``--db`` and turn library errors into exit code 1."""
+    from recallbox import RecallError
+    from recallbox import open as open_recallbox
+    from recallbox.config import load_settings
+
+    settings = load_settings(ctx.obj.get("db"))
+    try:
+        with open_recallbox(settings.db) as box:
+            yield box
+    except RecallError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+class RecallboxGroup(click.Group):
+    """A group that maps Ctrl-C to exit code 130."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=RecallboxGroup)
+@click.version_option(VERSION, prog_name="recallbox")
+@click.option(
+    "--db",
+    envvar="RECALLBOX_DB",
+    default=None,
+    help="Database path (env RECALLBOX_DB; default $RECALLBOX_HOME/recallbox.db).",
+)
+@click.pass_context
+def cli(ctx: click.Context, db: str | None) -> None:
+    """recallbox: verbatim, bounded recall for AI agents.
+
+    Example: recallbox demo
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["db"] = db
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def init(ctx: click.Context, as_json: bool) -> None:
+    """Create the database (idempotent) and print where it is.
+
+    Example: recallbox --db ./agent.db init
+    """
+    with open_box(ctx) as box:
+        info = {"db": box.location, "schema_version": box.store.schema_version()}
+    if as_json:
+        emit_json(info)
+    else:
+        click.echo(f"recallbox database ready at {info['db']} (schema {info['schema_version']})")
+
+
+@cli.command()
+@click.argument("channel")
+@click.argument("role", type=click.Choice(["user", "assistant", "tool", "system"]))
+@click.argument("content", required=False)
+@click.option("--tool-call-id", default=None, help="Link a tool result to its call.")
+@click.option(
+    "--tool-calls",
+    "tool_calls",
+    default=None,
+    help="Tool calls as a JSON list of {id,name,arguments}.",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["message", "machine_event", "compaction_summary"]),
+    default="message",
+    show_default=True,
+)
+@click.option("--hidden", is_flag=True, help="Store with model_visible=false.")
+@click.option("--pending", is_flag=True, help="Queued, not yet delivered to the model.")
+@click.option("--metadata", default=None, help="A JSON object stored verbatim.")
+@json_option
+@click.pass_context
+def append(
+    ctx: click.Context,
+    channel: str,
+    role: str,
+    content: str | None,
+    tool_call_id: str | None,
+    tool_calls: str | None,
+    kind: str,
+    hidden: bool,
+    pending: bool,
+    metadata: str | None,
+    as_json: bool,
+) -> None:
+    """Append one message to a thread (CONTENT, or stdin when omitted).
+
+    Example: recallbox append ops user "deploy billing to staging"
+    """
+    if content is None:
+        content = sys.stdin.read()
+    try:
+        calls = json.loads(tool_calls) if tool_calls else None
+        meta = json.loads(metadata) if metadata else None
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}") from exc
+    with open_box(ctx) as box:
+        message = box.append(
+            channel,
+            role,
+            content,
+            tool_calls=calls,
+            tool_call_id=tool_call_id,
+            kind=kind,
+            model_visible=not hidden,
+            pending=pending,
+            metadata=meta,
+        )
+    if as_json:
+        emit_json(message)
+    else:
+        click.echo(message.id)
+
+
+@cli.group()
+def thread() -> None:
+    """Inspect threads.
+
+    Example: recallbox thread list
+    """
+
+
+@thread.command("list")
+@json_option
+@click.pass_context
+def thread_list(ctx: click.Context, as_json: bool) -> None:
+    """List every thread.
+
+    Example: recallbox thread list --json
+    """
+    with open_box(ctx) as box:
+        threads = box.threads()
+    if as_json:
+        emit_json(threads)
+        return
+    if not threads:
+        click.echo("no threads yet")
+    for t in threads:
+        flag = " [quarantined]" if t.quarantined else ""
+        click.echo(
+            f"{t.channel}{flag}  generations={t.generation_count} messages={t.message_count}"
+            + (f"  {t.title}" if t.title else "")
+        )
+
+
+@thread.command("show")
+@click.argument("channel")
+@click.option("--generation", type=int, default=None, help="Only this generation (1-based).")
+@click.option("--width", type=int, default=160, show_default=True, help="Characters per message.")
+@json_option
+@click.pass_context
+def thread_show(
+    ctx: click.Context, channel: str, generation: int | None, width: int, as_json: bool
+) -> None:
+    """Show a thread's messages (the audit view), generation by generation.
+
+    Example: recallbox thread show demo:deploy-staging --generation 1
+    """
+    with open_box(ctx) as box:
+        messages = box.messages(channel, generation)
+        info = box.thread(channel)
+    if as_json:
+        emit_json({"thread": info, "messages": messages})
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"[bold]{escape(info.channel)}[/bold] {escape(info.title or '')}")
+    current = 0
+    for m in messages:
+        if m.generation != current:
+            current = m.generation
+            console.print(f"[bold cyan]── generation {current} ──[/bold cyan]")
+        flags = [
+            f
+            for f, on in (
+                ("hidden", not m.model_visible),
+                ("pending", m.pending),
+                ("superseded", m.superseded_by is not None),
+            )
+            if on
+        ]
+        head = f"{m.id} #{m.seq} {m.role}/{m.kind}" + (f" ({', '.join(flags)})" if flags else "")
+        text = (
+            m.content
+            if len(m.content) <= width
+            else m.content[:width] + f"… [{len(m.content)} chars]"
+        )
+        console.print(f"[dim]{escape(head)}[/dim] {escape(text)}")
+        for call in m.tool_calls or []:
+            args = json.dumps(call["arguments"], ensure_ascii=False)[:width]
+            console.print(f"    [magenta]→ {escape(call['name'])}[/magenta] {escape(args)}")
+
+
+def render_doctor(report: DoctorReport) -> str:
+    """Doctor's text report."""
+    lines = [f"schema version {report.schema_version}"]
+    lines += [f"repaired: {line}" for line in report.repaired]
+    for ix in report.indexes:
+        state = "ok" if ix.healthy else "UNHEALTHY"
+        lines.append(
+            f"{ix.table}: {state} (integrity={'ok' if ix.integrity_ok else 'FAILED'}, "
+            f"probes {ix.probes - ix.probe_misses}/{ix.probes}, rows {ix.index_rows}/"
+            f"{ix.content_rows}, triggers={'ok' if ix.triggers_ok else 'MISSING'})"
+            + (f" {ix.detail}" if ix.detail else "")
+        )
+    lines.append("healthy" if report.healthy else "unhealthy: run `recallbox doctor --repair`")
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.option("--repair", is_flag=True, help="Rebuild unhealthy indexes (never loses a row).")
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
+    """Check the full-text indexes against the stored messages; exit 1 when unhealthy.
+
+    Example: recallbox doctor --repair
+    """
+    with open_box(ctx) as box:
+        report = box.doctor(repair=repair)
+    if as_json:
+        emit_json({**_jsonable(report), "healthy": report.healthy})
+    else:
+        click.echo(render_doctor(report))
+    if not report.healthy:
+        ctx.exit(1)
+
+
+@cli.command()
+@click.option("--db", "demo_db", default=None, help="Where to create the demo database.")
+@json_option
+def demo(demo_db: str | None, as_json: bool) -> None:
+    """Load the bundled sample agent thread into a fresh database and show what recallbox does.
+
+    Example: recallbox demo --db /tmp/recallbox-demo.db
+    """
+    import recallbox
+    from recallbox.samples.demo import load_sample, sample_notes
+
+    if demo_db is None:
+        demo_db = str(Path(tempfile.mkdtemp(prefix="recallbox-demo-")) / DEMO_DB_NAME)
+    elif Path(demo_db).exists():
+        raise click.ClickException(f"{demo_db} exists; the demo needs a fresh database path")
+    with recallbox.open(demo_db) as box:
+        channel = load_sample(box)
+        info = box.thread(channel)
+        gens = box.generations(channel)
+        per_gen = {g.number: len(box.messages(channel, g.number)) for g in gens}
+        report = box.doctor()
+    notes = sample_notes()
+    result = {
+        "db": demo_db,
+        "thread": info,
+        "messages_per_generation": per_gen,
+        "notes": sorted(notes),
+        "indexes_healthy": report.healthy,
+    }
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"demo database: {demo_db}")
+    click.echo(f"thread {info.channel!r} ({info.title})")
+    click.echo(
+        f"  {info.message_count} messages in {info.generation_count} generations: "
+        + ", ".join(f"gen {n}: {c}" for n, c in per_gen.items())
+    )
+    click.echo(f"  sample notes: {', '.join(sorted(notes))}")
+    click.echo(f"  full-text indexes: {'healthy' if report.healthy else 'UNHEALTHY'}")
+    click.echo(f"next: recallbox --db {demo_db} thread show {channel}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(obj={})

@@ -1,0 +1,1 @@
+"""Recall domains: records and rules, no SQL."""

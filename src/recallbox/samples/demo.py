@@ -1,0 +1,64 @@
+"""Load the bundled sample thread (and list the sample notes) for ``recallbox demo``."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from recallbox.box import Box
+
+JOURNAL_FILLER_LINES = 1_500
+SAMPLE_PACKAGE = "recallbox.samples"
+
+
+def _journal() -> str:
+    """A long, realistic tool output with one line that matters in the middle."""
+    filler = [
+        f"Nov 29 23:{i // 60 % 60:02d}:{i % 60:02d} staging-03 billing[4121]: "
+        f"GET /health 200 ({3 + i % 7} ms)"
+        for i in range(JOURNAL_FILLER_LINES)
+    ]
+    key_lines = [
+        "Nov 30 02:14:07 staging-03 billing[4121]: FATAL could not connect to server: "
+        "connection refused (host pg-replica-1, port 5432)",
+        "Nov 30 02:14:07 staging-03 systemd[1]: billing.service: Main process exited, "
+        "code=exited, status=1/FAILURE",
+    ]
+    half = len(filler) // 2
+    return "\n".join(filler[:half] + key_lines + filler[half:])
+
+
+def sample_thread() -> dict[str, Any]:
+    """The sample thread as data."""
+    text = resources.files(SAMPLE_PACKAGE).joinpath("demo_thread.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def sample_notes() -> dict[str, str]:
+    """The sample knowledge notes: file name -> markdown."""
+    folder = resources.files(SAMPLE_PACKAGE).joinpath("notes")
+    return {
+        entry.name: entry.read_text("utf-8")
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".md")
+    }
+
+
+def load_sample(box: Box) -> str:
+    """Append the sample thread (compacting between its generations); return its channel."""
+    data = sample_thread()
+    channel: str = data["channel"]
+    box.create_thread(channel, title=data.get("title"))
+    for generation in data["generations"]:
+        items = []
+        for message in generation["messages"]:
+            item = dict(message)
+            if item.pop("content_file", None) == "journal":
+                item["content"] = _journal()
+            items.append(item)
+        box.append_many(channel, items)
+        if "summary" in generation:
+            box.compact(channel, generation["summary"])
+    return channel

@@ -1,0 +1,1 @@
+"""The SQLite backend (driver: apsw). ``apsw`` is imported only inside this package."""

@@ -1,0 +1,1 @@
+"""Pure text functions: normalisation, CJK segmentation, token estimates."""

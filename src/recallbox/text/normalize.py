@@ -1,0 +1,53 @@
+"""Text normalisation applied to every stored text and every query.
+
+The rule (DESIGN §3.2), documented once:
+
+* NUL and every other C0 control character (U+0000–U+001F) except tab (U+0009) and newline
+  (U+000A) becomes a space. Carriage return is a C0 control too and also becomes a space, so
+  stored text has one line ending.
+* A lone surrogate (U+D800–U+DFFF, which cannot be encoded as UTF-8) becomes U+FFFD.
+
+Nothing else changes: no Unicode normalisation form, no case folding, no trimming. Where the
+normalised text differs from the original, the store keeps the original for the audit view.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REPLACEMENT_CHAR = "\ufffd"
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def normalize_text(text: str) -> str:
+    """Return ``text`` with C0 controls (except tab/newline) as spaces and lone surrogates as U+FFFD."""
+    text = _CONTROL_RE.sub(" ", text)
+    return _SURROGATE_RE.sub(REPLACEMENT_CHAR, text)
+
+
+def needs_normalization(text: str) -> bool:
+    """True when :func:`normalize_text` would change ``text``."""
+    return bool(_CONTROL_RE.search(text) or _SURROGATE_RE.search(text))
+
+
+def normalize_json(value: Any) -> Any:
+    """Normalise every string (keys included) inside a JSON value."""
+    if isinstance(value, str):
+        return normalize_text(value)
+    if isinstance(value, list):
+        return [normalize_json(item) for item in value]
+    if isinstance(value, dict):
+        return {normalize_text(str(k)): normalize_json(v) for k, v in value.items()}
+    return value
+
+
+def escape_for_audit(text: str) -> str:
+    """Show the characters normalisation replaced as visible escapes (``\\x00``, ``\\ud800``)."""
+
+    def _escape(match: re.Match[str]) -> str:
+        code = ord(match.group(0))
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _SURROGATE_RE.sub(_escape, _CONTROL_RE.sub(_escape, text))

@@ -1,0 +1,122 @@
+"""Frozen result types of the public API (DESIGN §2, §9)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool", "system"]
+Kind = Literal["message", "machine_event", "compaction_summary"]
+ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
+KINDS: tuple[str, ...] = ("message", "machine_event", "compaction_summary")
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """One conversation, addressed by its unique ``channel``."""
+
+    channel: str
+    title: str | None
+    quarantined: bool
+    created_at: datetime
+    generation_count: int = 1
+    message_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """One context-window lifetime of a thread; ``number`` starts at 1."""
+
+    id: str
+    number: int
+    channel: str
+    opened_at: datetime
+
+    @property
+    def session_id(self) -> str:
+        """MaxClaw's name for a generation id."""
+        return self.id
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One stored message, exactly as appended (text normalised per ``recallbox.text.normalize``).
+
+    ``tool_calls`` items are ``{"id": str, "name": str, "arguments": <JSON value or str>}``.
+    ``raw_content`` is the original text when normalisation changed it, else ``None``.
+    """
+
+    id: str
+    channel: str
+    generation_id: str
+    generation: int
+    seq: int
+    role: str
+    kind: str
+    content: str
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str | None
+    model_visible: bool
+    pending: bool
+    superseded_by: str | None
+    created_at: datetime
+    metadata: dict[str, Any] = field(default_factory=dict)
+    raw_content: str | None = None
+
+    @property
+    def generation_number(self) -> int:
+        """Alias of :attr:`generation`."""
+        return self.generation
+
+    @property
+    def session_id(self) -> str:
+        """MaxClaw's name for the generation id."""
+        return self.generation_id
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """The stored privacy policy: quarantined channels and excluded sources."""
+
+    quarantined: tuple[str, ...]
+    excluded_sources: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHealth:
+    """What ``doctor`` found for one full-text index."""
+
+    table: str
+    integrity_ok: bool
+    probe_ok: bool
+    probes: int
+    probe_misses: int
+    content_rows: int
+    index_rows: int
+    triggers_ok: bool
+    detail: str = ""
+
+    @property
+    def healthy(self) -> bool:
+        """True when every check passed."""
+        return (
+            self.integrity_ok
+            and self.probe_ok
+            and self.triggers_ok
+            and self.content_rows == self.index_rows
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """The result of ``doctor`` (and of ``doctor --repair``: ``repaired`` lists what was rebuilt)."""
+
+    indexes: tuple[IndexHealth, ...]
+    schema_version: int
+    repaired: tuple[str, ...] = ()
+
+    @property
+    def healthy(self) -> bool:
+        """True when every index is healthy."""
+        return all(index.healthy for index in self.indexes)

@@ -1,0 +1,117 @@
+"""SQLite backend: file mode, pragmas, migrations, schema version, concurrency."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import apsw
+import pytest
+
+import recallbox
+from recallbox import SchemaMismatch
+from recallbox.storage.sqlite.schema import LATEST_VERSION
+
+
+def test_file_created_private_with_wal(db_path: Path) -> None:
+    with recallbox.open(db_path) as box:
+        box.append("t", "user", "x")
+        conn = box.store.pool.connection()
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+    assert stat.S_IMODE(os.stat(db_path).st_mode) == 0o600
+
+
+def test_migrations_recorded_once_and_idempotent(db_path: Path) -> None:
+    for _ in range(3):
+        with recallbox.open(db_path) as box:
+            assert box.store.schema_version() == LATEST_VERSION
+    conn = apsw.Connection(str(db_path))
+    rows = conn.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()
+    conn.close()
+    assert [r[0] for r in rows] == list(range(1, LATEST_VERSION + 1))
+
+
+def test_newer_schema_is_refused_clearly(db_path: Path) -> None:
+    with recallbox.open(db_path) as box:
+        box.append("t", "user", "x")
+    conn = apsw.Connection(str(db_path))
+    conn.execute(
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 'now')",
+        (LATEST_VERSION + 1,),
+    )
+    conn.close()
+    with pytest.raises(SchemaMismatch, match="newer recallbox"):
+        recallbox.open(db_path)
+
+
+def test_foreign_keys_enforced(box: recallbox.Box) -> None:
+    conn = box.store.pool.connection()
+    with pytest.raises(apsw.ConstraintError):
+        conn.execute(
+            "INSERT INTO generations (uid, thread_id, number, opened_at) VALUES ('g', 999, 1, 'x')"
+        )
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, recallbox
+    path, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    with recallbox.open(path) as box:
+        for i in range(n):
+            box.append("shared", "user", f"{name} {i}")
+    """
+)
+
+
+def test_two_processes_append_to_one_thread(db_path: Path) -> None:
+    with recallbox.open(db_path) as box:
+        box.create_thread("shared")
+    n = 150
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db_path), name, str(n)],
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        for name in ("alpha", "beta")
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode()
+    with recallbox.open(db_path) as box:
+        messages = box.messages("shared")
+        assert len(messages) == 2 * n
+        assert [m.seq for m in messages] == list(range(1, 2 * n + 1))
+        for name in ("alpha", "beta"):
+            mine = [m.content for m in messages if m.content.startswith(name)]
+            assert mine == [f"{name} {i}" for i in range(n)]
+        assert box.doctor().healthy
+
+
+def test_threads_share_a_box(db_path: Path) -> None:
+    import threading
+
+    with recallbox.open(db_path) as box:
+        errors: list[BaseException] = []
+
+        def work(k: int) -> None:
+            try:
+                for i in range(40):
+                    box.append("t", "user", f"{k}-{i}")
+            except BaseException as exc:  # pragma: no cover - surfaced below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert len(box.messages("t")) == 160

@@ -1,0 +1,97 @@
+"""The real CLI through click's runner (and one real subprocess for --version)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from recallbox.cli import cli
+
+
+def run(*args: str, input: str | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), input=input, obj={})
+    return result.exit_code, result.output
+
+
+def test_init_append_show_doctor(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    code, out = run("--db", db, "init", "--json")
+    assert code == 0 and json.loads(out)["schema_version"] >= 1
+    code, out = run("--db", db, "append", "ops", "user", "deploy billing", "--json")
+    assert code == 0
+    message = json.loads(out)
+    assert message["content"] == "deploy billing" and message["role"] == "user"
+    code, out = run("--db", db, "append", "ops", "tool", "--tool-call-id", "c1", input="from stdin")
+    assert code == 0 and out.strip().startswith("m_")
+    code, out = run("--db", db, "thread", "show", "ops", "--json")
+    shown = json.loads(out)
+    assert [m["content"] for m in shown["messages"]] == ["deploy billing", "from stdin"]
+    assert shown["messages"][1]["tool_call_id"] == "c1"
+    code, out = run("--db", db, "thread", "show", "ops")
+    assert code == 0 and "generation 1" in out and "deploy billing" in out
+    code, out = run("--db", db, "thread", "list")
+    assert code == 0 and "ops" in out and "messages=2" in out
+    code, out = run("--db", db, "doctor", "--json")
+    assert code == 0 and json.loads(out)["healthy"] is True
+
+
+def test_db_from_environment_and_home(tmp_path: Path, tmp_home: Path, monkeypatch) -> None:
+    code, _ = run("append", "t", "user", "hello")
+    assert code == 0 and (tmp_home / "recallbox.db").exists()
+    other = tmp_path / "env.db"
+    monkeypatch.setenv("RECALLBOX_DB", str(other))
+    code, _ = run("append", "t", "user", "hello")
+    assert code == 0 and other.exists()
+
+
+def test_exit_codes(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    code, out = run("--db", db, "thread", "show", "missing")
+    assert code == 1 and "unknown channel" in out
+    code, _ = run("--db", db, "append", "t", "robot", "x")
+    assert code == 2
+    code, out = run("--db", db, "append", "t", "user", "x", "--metadata", "{bad")
+    assert code == 2 and "not valid JSON" in out
+    code, _ = run("--db", db, "no-such-command")
+    assert code == 2
+
+
+def test_doctor_exit_one_when_unhealthy(tmp_path: Path) -> None:
+    import recallbox
+
+    db = tmp_path / "x.db"
+    with recallbox.open(db) as box:
+        box.append("t", "user", "alpha beta")
+        box.store.pool.connection().execute("DROP TRIGGER messages_fts_ai")
+    code, out = run("--db", str(db), "doctor")
+    assert code == 1 and "UNHEALTHY" in out
+    code, out = run("--db", str(db), "doctor", "--repair")
+    assert code == 0 and "healthy" in out
+
+
+def test_demo_runs_on_a_fresh_path(tmp_path: Path) -> None:
+    db = tmp_path / "demo" / "demo.db"
+    code, out = run("demo", "--db", str(db), "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["thread"]["generation_count"] == 2
+    assert data["indexes_healthy"] is True
+    assert set(data["notes"]) == {"agent-memory.md", "deploy-runbook.md"}
+    code, out = run("demo", "--db", str(db))
+    assert code == 1 and "fresh database" in out
+
+
+def test_version_is_fast_and_light() -> None:
+    code = (
+        "import sys; from recallbox.cli import main; sys.argv=['recallbox','--version'];\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('apsw', 'rich', 'mcp', 'onnxruntime') if m in sys.modules]\n"
+        "print('HEAVY', heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "0.1.0" in out.stdout
+    assert "HEAVY []" in out.stdout
