@@ -1,0 +1,133 @@
+"""Thread-search reads on SQLite: index use, exclusions in SQL, order, limits, the protocol."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import recallbox
+from recallbox.storage.base import Store
+from recallbox.storage.sqlite.literal import (
+    LIKE_PATTERN_MAX_CHARS,
+    MATCH_MAX_TRIGRAMS,
+    bigram_match,
+    candidate_sql,
+    glob_pattern,
+    has_non_ascii_case,
+    keyword_match,
+    like_can_use_index,
+    like_pattern,
+    trigram_match,
+)
+from recallbox.storage.sqlite.store import SQLiteStore
+
+
+def test_patterns() -> None:
+    assert like_pattern("a_b%") == "%a_b%%"
+    assert like_pattern("x" * 1000) == "%" + "x" * LIKE_PATTERN_MAX_CHARS + "%"
+    assert glob_pattern("*.py?[x]") == "*[*].py[?][[]x]*"
+    assert like_can_use_index("abc") and like_can_use_index("%%abc")
+    assert not like_can_use_index("a_b_c") and not like_can_use_index("ab%")
+    assert has_non_ascii_case("Ärger") and not has_non_ascii_case("召回 abc")
+    assert trigram_match('ab"cd') == '"ab""" AND "b""c" AND """cd"'
+    assert trigram_match("abcabc") == '"abc" AND "bca" AND "cab"'
+    assert trigram_match("".join(chr(0x4E00 + i) for i in range(200))).count(" AND ") == (
+        MATCH_MAX_TRIGRAMS - 1
+    )
+    assert (bigram_match("召回"), bigram_match("召"), bigram_match("x召")) == (
+        '"召回"',
+        '"召"*',
+        '"召"*',
+    )
+    assert keyword_match(["ssh", "召回机制", "  ", 'a"b']) == '"ssh" OR "召回 回机 机制" OR "a""b"'
+
+
+def plan(box: recallbox.Box, term: str, **kwargs: object) -> str:
+    query = candidate_sql(term, **{"channel": None, "case_sensitive": True, "limit": 9, **kwargs})
+    assert query is not None
+    sql, params = query
+    rows = box.store.pool.connection().execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()
+    return "\n".join(str(r[3]) for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("term", "kwargs", "index"),
+    [
+        ("deploy@web", {}, "SCAN messages_trgm VIRTUAL TABLE INDEX 0:L0"),
+        ("deploy@web", {"case_sensitive": False}, "SCAN messages_trgm VIRTUAL TABLE INDEX 0:L"),
+        ("ärger", {"case_sensitive": False}, "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
+        ("a_b", {}, "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
+        ("召回", {}, "SCAN messages_fts VIRTUAL TABLE INDEX 0:M"),
+    ],
+)
+def test_candidates_come_from_an_index_never_a_table_scan(
+    box: recallbox.Box, term: str, kwargs: dict[str, object], index: str
+) -> None:
+    text = plan(box, term, **kwargs)
+    assert index in text
+    assert "SCAN m\n" not in text + "\n" and "SCAN messages_trgm\n" not in text + "\n"
+
+
+def test_the_recent_scan_is_bounded_by_rowid_order(box: recallbox.Box) -> None:
+    assert candidate_sql("ab", channel=None, case_sensitive=True, limit=9) is None
+    text = plan(box, "ab", recent=50)
+    assert "SCAN m" in text  # walks the rowid backwards and stops after :recent rows
+    assert "USE TEMP B-TREE FOR ORDER BY" in text.split("SCAN m")[1]  # only the final order
+
+
+def test_exclusions_order_and_limit_are_applied_in_sql(box: recallbox.Box) -> None:
+    keep = [box.append("a", "user", f"needle {i}").id for i in range(3)]
+    box.append("a", "user", "needle pending", pending=True)
+    box.append("a", "user", "needle hidden", model_visible=False)
+    box.append("a", "system", "needle event", kind="machine_event")
+    box.append("q", "user", "needle quarantined")
+    box.quarantine("q")
+    box.compact("a", "needle summary")
+    newer = box.append("a", "user", "needle after compaction").id
+    found = [
+        m.id
+        for m in box.store.literal_candidates("needle", channel=None, case_sensitive=True, limit=10)
+    ]
+    assert found == [newer, *keep]
+    limited = box.store.literal_candidates("needle", channel="a", case_sensitive=True, limit=2)
+    assert [m.id for m in limited] == [newer, keep[0]]
+    recent = box.store.literal_candidates(
+        "ne", channel="a", case_sensitive=True, limit=10, recent=2
+    )
+    assert [m.id for m in recent] == [newer, keep[2]]
+
+
+def test_case_sensitive_pass_is_exact_and_other_pass_widens(box: recallbox.Box) -> None:
+    exact = box.append("a", "user", "Error: x").id
+    other = box.append("a", "user", "ERROR: x").id
+    wild = box.append("a", "user", "EXRor").id
+
+    def ids(term: str, case_sensitive: bool) -> set[str]:
+        rows = box.store.literal_candidates(
+            term, channel=None, case_sensitive=case_sensitive, limit=9
+        )
+        return {m.id for m in rows}
+
+    assert ids("Error", True) == {exact}
+    assert ids("Error", False) == {exact, other}
+    assert ids("E_Ror", True) == set()
+    assert wild in ids("E_Ror", False)  # ``_`` is a LIKE wildcard: a superset, rechecked above
+
+
+def test_keyword_messages_rank_and_exclude(box: recallbox.Box) -> None:
+    best = box.append("a", "user", "walrus walrus walrus").id
+    good = box.append("b", "user", "a walrus and many other words in a longer message").id
+    box.append("c", "user", "walrus hidden", model_visible=False)
+    box.append("q", "user", "walrus quarantined")
+    box.quarantine("q")
+    hits = box.store.keyword_messages(["walrus", "%%"], limit=5)
+    assert [m.id for m, _ in hits] == [best, good]
+    assert hits[0][1] > hits[1][1] > 0
+    assert box.store.keyword_messages(["%%", " "], limit=5) == []
+
+
+def test_sqlite_store_implements_the_protocol() -> None:
+    wanted = {n for n, _ in inspect.getmembers(Store, inspect.isfunction) if not n.startswith("_")}
+    missing = {n for n in wanted if not callable(getattr(SQLiteStore, n, None))}
+    assert missing == set()
