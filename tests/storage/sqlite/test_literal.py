@@ -13,11 +13,12 @@ from recallbox.storage.sqlite.literal import (
     MATCH_MAX_TRIGRAMS,
     bigram_match,
     candidate_sql,
+    filter_sql,
     glob_pattern,
     has_non_ascii_case,
     keyword_match,
-    like_can_use_index,
     like_pattern,
+    ordered_candidate_ids,
     trigram_match,
 )
 from recallbox.storage.sqlite.store import SQLiteStore
@@ -27,8 +28,7 @@ def test_patterns() -> None:
     assert like_pattern("a_b%") == "%a_b%%"
     assert like_pattern("x" * 1000) == "%" + "x" * LIKE_PATTERN_MAX_CHARS + "%"
     assert glob_pattern("*.py?[x]") == "*[*].py[?][[]x]*"
-    assert like_can_use_index("abc") and like_can_use_index("%%abc")
-    assert not like_can_use_index("a_b_c") and not like_can_use_index("ab%")
+    assert glob_pattern("x" * 1000) == "*" + "x" * LIKE_PATTERN_MAX_CHARS + "*"
     assert has_non_ascii_case("Ärger") and not has_non_ascii_case("召回 abc")
     assert trigram_match('ab"cd') == '"ab""" AND "b""c" AND """cd"'
     assert trigram_match("abcabc") == '"abc" AND "bca" AND "cab"'
@@ -44,7 +44,7 @@ def test_patterns() -> None:
 
 
 def plan(box: recallbox.Box, term: str, **kwargs: object) -> str:
-    query = candidate_sql(term, **{"channel": None, "case_sensitive": True, "limit": 9, **kwargs})
+    query = candidate_sql(term, **{"channel": None, "limit": 9, **kwargs})
     assert query is not None
     sql, params = query
     rows = box.store.pool.connection().execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()
@@ -52,28 +52,56 @@ def plan(box: recallbox.Box, term: str, **kwargs: object) -> str:
 
 
 @pytest.mark.parametrize(
-    ("term", "kwargs", "index"),
+    ("term", "index"),
     [
-        ("deploy@web", {}, "SCAN messages_trgm VIRTUAL TABLE INDEX 0:L0"),
-        ("deploy@web", {"case_sensitive": False}, "SCAN messages_trgm VIRTUAL TABLE INDEX 0:L"),
-        ("ärger", {"case_sensitive": False}, "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
-        ("a_b", {}, "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
-        ("召回", {}, "SCAN messages_fts VIRTUAL TABLE INDEX 0:M"),
+        ("deploy@web", "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
+        ("ärger", "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
+        ("a_b", "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
+        ("召回", "SCAN messages_fts VIRTUAL TABLE INDEX 0:M"),
     ],
 )
 def test_candidates_come_from_an_index_never_a_table_scan(
-    box: recallbox.Box, term: str, kwargs: dict[str, object], index: str
+    box: recallbox.Box, term: str, index: str
 ) -> None:
-    text = plan(box, term, **kwargs)
+    text = plan(box, term)
     assert index in text
     assert "SCAN m\n" not in text + "\n" and "SCAN messages_trgm\n" not in text + "\n"
 
 
 def test_the_recent_scan_is_bounded_by_rowid_order(box: recallbox.Box) -> None:
-    assert candidate_sql("ab", channel=None, case_sensitive=True, limit=9) is None
+    assert candidate_sql("ab", channel=None, limit=9) is None
     text = plan(box, "ab", recent=50)
     assert "SCAN m" in text  # walks the rowid backwards and stops after :recent rows
     assert "USE TEMP B-TREE FOR ORDER BY" in text.split("SCAN m")[1]  # only the final order
+
+
+def test_the_exact_filter_uses_like_without_escape_and_glob(box: recallbox.Box) -> None:
+    sql, values = filter_sql("a_b*", case_sensitive=True, ids=2)
+    assert "ESCAPE" not in sql and values == ["message", "%a_b*%", "*a_b[*]*"]
+    sql, values = filter_sql("Ärger", case_sensitive=False, ids=2)
+    assert "LIKE" not in sql and values == ["message"]
+
+
+def test_a_common_term_walks_the_order_instead_of_sorting(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = [box.append("a", "user", f"common word {i}").id for i in range(5)]
+    second = [box.append("b", "user", f"common word {i}").id for i in range(3)]
+    box.compact("b", "s")
+    third = box.append("b", "user", "common word again").id
+    expected = [third, *second, *first]
+    sorted_ids = list(ordered_candidate_ids(box.store.pool, "common", channel=None, limit=50))
+    monkeypatch.setattr("recallbox.storage.sqlite.literal.SORT_CANDIDATES_MAX", 2)
+    walked = list(ordered_candidate_ids(box.store.pool, "common", channel=None, limit=50))
+    assert walked == sorted_ids
+    found = box.store.literal_candidates("common", channel=None, case_sensitive=True, limit=4)
+    assert [m.id for m in found] == expected[:4]
+    assert ids_of(box, "common word again") == [third]
+
+
+def ids_of(box: recallbox.Box, term: str) -> list[str]:
+    rows = box.store.literal_candidates(term, channel="b", case_sensitive=True, limit=9)
+    return [m.id for m in rows]
 
 
 def test_exclusions_order_and_limit_are_applied_in_sql(box: recallbox.Box) -> None:
@@ -111,8 +139,9 @@ def test_case_sensitive_pass_is_exact_and_other_pass_widens(box: recallbox.Box) 
 
     assert ids("Error", True) == {exact}
     assert ids("Error", False) == {exact, other}
-    assert ids("E_Ror", True) == set()
-    assert wild in ids("E_Ror", False)  # ``_`` is a LIKE wildcard: a superset, rechecked above
+    assert ids("E_Ror", True) == ids("E_Ror", False) == set()  # "_" is a character, not a wildcard
+    literal = box.append("a", "user", "e_ror").id
+    assert ids("E_Ror", False) == {literal} and wild not in ids("E_R", False)
 
 
 def test_keyword_messages_rank_and_exclude(box: recallbox.Box) -> None:

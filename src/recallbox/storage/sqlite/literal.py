@@ -1,35 +1,37 @@
 """Thread-search reads on SQLite: literal candidates, the bounded recent scan, keyword hits.
 
-How a term finds its candidate messages without scanning the table (DESIGN §3.2):
+How a term finds its candidate messages without scanning the table (DESIGN §3.2), in two steps:
 
-* 3+ characters: the trigram index ``messages_trgm`` (content and ``args_text``) through
-  ``LIKE '%term%'`` **without** ``ESCAPE`` — an ``ESCAPE`` clause stops FTS5 from using the
-  index. ``%`` and ``_`` in the term are then wildcards, which only widens the candidate set;
-  the caller rechecks every candidate exactly. For the case-sensitive pass a ``GLOB`` with the
-  term's ``*?[`` bracket-quoted narrows the set to exact matches inside SQLite.
-  SQLite's ``LIKE`` folds ASCII letters only, so a case-insensitive pass for a term with
-  non-ASCII cased letters (``Ärger``), and any term in which no three characters in a row are
-  free of ``%``/``_`` (where ``LIKE`` cannot use the index), use ``MATCH`` on the term's
-  trigrams instead (the tokenizer folds case with Unicode rules). A very long term contributes
-  only its first :data:`LIKE_PATTERN_MAX_CHARS` characters (or :data:`MATCH_MAX_TRIGRAMS`
-  trigrams) to the index lookup; the exact ``GLOB`` and the caller's recheck see all of it.
-* Under 3 characters with CJK: the bigram index ``messages_fts`` (content only); a single CJK
-  character is a prefix query, found where it starts a bigram or stands alone.
-* ``recent``: the newest searchable messages in scope, for terms no index holds; the caller
-  says in its result that this part was bounded.
+1. **Candidate ids in search order, from an index, reading no content.** 3+ characters: the
+   trigram index ``messages_trgm`` (content and ``args_text``) with ``MATCH`` on the term's
+   trigrams (every one must be present; the tokenizer folds case with Unicode rules, so this
+   is a superset of both passes). Under 3 characters with CJK: the bigram index
+   ``messages_fts`` (content only); a single CJK character is a prefix query, found where it
+   starts a bigram or stands alone. ``recent`` adds the newest searchable messages in scope,
+   for terms no index holds (the caller says so in its result). Search order is thread last
+   activity (newest first), generation descending, ``seq`` ascending. A few candidates are
+   sorted in SQL; a long doclist (a common word) is instead intersected with a walk of that
+   order over the ``(generation_id, seq)`` index, which stops as soon as the caller is done.
+2. **An exact filter inside SQLite, chunk by chunk, in that order.** ``LIKE '%term%'`` — no
+   ``ESCAPE``, which would keep an index from being used; ``%`` and ``_`` in the term are then
+   wildcards, which only widens the set; ASCII case folded — plus ``GLOB`` with ``*?[``
+   bracket-quoted for the case-sensitive pass, plus the searchable flags. A case-insensitive
+   pass for a term with non-ASCII cased letters (``Ärger``) skips ``LIKE``, which folds ASCII
+   only. Terms longer than :data:`LIKE_PATTERN_MAX_CHARS` are filtered by their prefix.
 
-Every query applies the exclusions in SQL (superseded, ``model_visible=false``, pending,
-machine events, compaction summaries, quarantined threads) and orders by thread last activity
-(newest first), generation descending, ``seq`` ascending. Candidate ids are read first; rows
-(with their possibly large content) are then fetched in batches as the caller consumes them,
-so a caller that stops early never loads the rest, and a shared in-memory connection's lock
-is never held while the caller works.
+Why not ``WHERE content LIKE … ORDER BY … LIMIT``: SQLite must then test the content of every
+message holding a common word before it can sort, which costs seconds on a big history. Here a
+common word costs its doclists and the content of only the first chunks, since the caller stops
+reading once its result is full. Rows (with their possibly large content) are fetched in small
+batches as the caller consumes them, so a shared in-memory connection's lock is never held
+while the caller works. The caller rechecks every row exactly.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 import apsw
@@ -43,8 +45,9 @@ TRIGRAM_CHARS = 3
 LIKE_PATTERN_MAX_CHARS = 256
 MATCH_MAX_TRIGRAMS = 32
 FETCH_BATCH_MESSAGES = 32
+FILTER_CHUNK_IDS = 512
+SORT_CANDIDATES_MAX = 20_000  # above this many candidates, walk the order instead of sorting
 SEARCHABLE_KIND = "message"
-LIKE_WILDCARDS = frozenset("%_")
 GLOB_SPECIALS = frozenset("*?[")
 
 # The exclusions of DESIGN §3.2; ``:kind`` is bound to SEARCHABLE_KIND.
@@ -60,24 +63,14 @@ ROW_COLUMNS = "m.id, m.uid, t.channel, g.number, m.seq, m.role, m.content, m.too
 
 
 def like_pattern(term: str) -> str:
-    """``%term%`` for the trigram index (wildcards in ``term`` only widen the match)."""
+    """``%term%`` (wildcards in ``term`` only widen the match; long terms by their prefix)."""
     return "%" + term[:LIKE_PATTERN_MAX_CHARS] + "%"
 
 
 def glob_pattern(term: str) -> str:
     """``*term*`` with ``*``, ``?`` and ``[`` bracket-quoted: an exact, case-sensitive test."""
-    quoted = "".join(f"[{c}]" if c in GLOB_SPECIALS else c for c in term)
+    quoted = "".join(f"[{c}]" if c in GLOB_SPECIALS else c for c in term[:LIKE_PATTERN_MAX_CHARS])
     return "*" + quoted + "*"
-
-
-def like_can_use_index(term: str) -> bool:
-    """True when the ``LIKE`` pattern has three non-wildcard characters in a row."""
-    run = 0
-    for char in term[:LIKE_PATTERN_MAX_CHARS]:
-        run = 0 if char in LIKE_WILDCARDS else run + 1
-        if run >= TRIGRAM_CHARS:
-            return True
-    return False
 
 
 def has_non_ascii_case(term: str) -> bool:
@@ -107,48 +100,24 @@ def keyword_match(phrases: Sequence[str]) -> str:
     return " OR ".join(quote_phrase(segment(p)) for p in phrases if p.strip())
 
 
-def _index_filter(term: str, case_sensitive: bool, params: dict[str, Any]) -> str | None:
-    """The ``SELECT rowid …`` that finds candidates for ``term`` in an index, or None."""
-    if len(term) < TRIGRAM_CHARS:
-        if not has_cjk(term):
-            return None
-        params["match"] = bigram_match(term)
-        return "SELECT rowid FROM messages_fts WHERE messages_fts MATCH :match"
-    if like_can_use_index(term) and (case_sensitive or not has_non_ascii_case(term)):
-        params["like"] = like_pattern(term)
-        sql = "SELECT rowid FROM messages_trgm WHERE (content LIKE :like OR args_text LIKE :like)"
-    else:
-        params["match"] = trigram_match(term)
-        sql = "SELECT rowid FROM messages_trgm WHERE messages_trgm MATCH :match"
-    if case_sensitive:
-        params["glob"] = glob_pattern(term)
-        sql += " AND (content GLOB :glob OR args_text GLOB :glob)"
-    return sql
+# -- reading ------------------------------------------------------------------------------------
 
 
-def _scope(channel: str | None, params: dict[str, Any]) -> str:
-    """The exclusions, plus the thread when ``channel`` is given."""
-    params["kind"] = SEARCHABLE_KIND
-    if channel is None:
-        return SEARCHABLE_WHERE
-    params["channel"] = channel
-    return SEARCHABLE_WHERE + " AND t.channel = :channel"
+def _fetch(pool: ConnectionPool, sql: str, params: dict[str, Any] | Sequence[Any]) -> list[Any]:
+    with pool.reading() as conn:
+        try:
+            return conn.execute(sql, params).fetchall()
+        except apsw.SQLError as exc:
+            # Trigger: FTS5 rejects an expression built from user text.
+            # Why: terms are always quoted, so this is a tokenizer corner, not a caller error.
+            # Outcome: no candidates for this lookup, never an exception to the caller.
+            if "fts5" not in str(exc):
+                raise
+            return []
 
 
-def _recent_filter(channel: str | None, params: dict[str, Any]) -> str:
-    """The ``SELECT id …`` of the newest ``:recent`` searchable messages in scope.
-
-    With a channel it walks that thread's ``(thread_id, seq)`` index backwards; without one,
-    the message table's rowid backwards. Either way it stops after ``:recent`` rows.
-    """
-    where = _scope(None, params)
-    if channel is None:
-        return f"SELECT m.id FROM {SEARCH_FROM} WHERE {where} ORDER BY m.id DESC LIMIT :recent"
-    params["channel"] = channel
-    return (
-        f"SELECT m.id FROM {SEARCH_FROM} WHERE {where} AND m.thread_id = "
-        "(SELECT id FROM threads WHERE channel = :channel) ORDER BY m.seq DESC LIMIT :recent"
-    )
+def _ids(pool: ConnectionPool, sql: str, params: dict[str, Any]) -> list[int]:
+    return [int(r[0]) for r in _fetch(pool, sql, params)]
 
 
 def _row(row: Sequence[Any]) -> SearchableMessage:
@@ -179,42 +148,164 @@ def stream_rows(pool: ConnectionPool, ids: Sequence[int]) -> Iterator[Searchable
                 yield _row(row)
 
 
-def _fetch(pool: ConnectionPool, sql: str, params: dict[str, Any]) -> list[Any]:
-    with pool.reading() as conn:
-        try:
-            return conn.execute(sql, params).fetchall()
-        except apsw.SQLError as exc:
-            # Trigger: FTS5 rejects an expression built from user text.
-            # Why: terms are always quoted, so this is a tokenizer corner, not a caller error.
-            # Outcome: no candidates for this lookup, never an exception to the caller.
-            if "fts5" not in str(exc):
-                raise
-            return []
+# -- step 1: candidate ids in search order --------------------------------------------------------
 
 
-def _ids(pool: ConnectionPool, sql: str, params: dict[str, Any]) -> list[int]:
-    return [int(r[0]) for r in _fetch(pool, sql, params)]
+def _index_source(term: str, params: dict[str, Any]) -> str | None:
+    """The ``SELECT rowid …`` that finds candidates for ``term`` in an index, or None."""
+    if len(term) >= TRIGRAM_CHARS:
+        params["match"] = trigram_match(term)
+        return "SELECT rowid FROM messages_trgm WHERE messages_trgm MATCH :match"
+    if has_cjk(term):
+        params["match"] = bigram_match(term)
+        return "SELECT rowid FROM messages_fts WHERE messages_fts MATCH :match"
+    return None
+
+
+def _recent_source(channel: str | None, params: dict[str, Any]) -> str:
+    """The ``SELECT id …`` of the newest ``:recent`` searchable messages in scope.
+
+    With a channel it walks that thread's ``(thread_id, seq)`` index backwards; without one,
+    the message table's rowid backwards. Either way it stops after ``:recent`` rows.
+    """
+    params["kind"] = SEARCHABLE_KIND
+    if channel is None:
+        return (
+            f"SELECT m.id FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} "
+            "ORDER BY m.id DESC LIMIT :recent"
+        )
+    params["channel"] = channel
+    return (
+        f"SELECT m.id FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} AND m.thread_id = "
+        "(SELECT id FROM threads WHERE channel = :channel) ORDER BY m.seq DESC LIMIT :recent"
+    )
 
 
 def candidate_sql(
-    term: str, *, channel: str | None, case_sensitive: bool, limit: int, recent: int = 0
+    term: str, *, channel: str | None, limit: int, recent: int = 0
 ) -> tuple[str, dict[str, Any]] | None:
-    """The id query behind :func:`literal_candidates` (None: nothing can find ``term``)."""
-    params: dict[str, Any] = {"limit": limit}
+    """The sorted candidate-id query (None: nothing can find ``term``).
+
+    The thread and kind exclusions are applied here, where they cost no content read; the
+    flags stored after the content (visibility, pending, superseded) are checked by
+    :func:`filter_sql` on the rows the caller actually reads.
+    """
+    params: dict[str, Any] = {"limit": limit, "kind": SEARCHABLE_KIND}
     sources = []
-    indexed = _index_filter(term, case_sensitive, params)
+    indexed = _index_source(term, params)
     if indexed is not None:
         sources.append(f"m.id IN ({indexed})")
     if recent > 0:
         params["recent"] = recent
-        sources.append(f"m.id IN ({_recent_filter(channel, params)})")
+        sources.append(f"m.id IN ({_recent_source(channel, params)})")
     if not sources:
         return None
+    where = "m.kind = :kind AND t.quarantined = 0"
+    if channel is not None:
+        params["channel"] = channel
+        where += " AND t.channel = :channel"
     sql = (
-        f"SELECT m.id FROM {SEARCH_FROM} WHERE ({' OR '.join(sources)}) "
-        f"AND {_scope(channel, params)} ORDER BY {SEARCH_ORDER} LIMIT :limit"
+        f"SELECT m.id FROM {SEARCH_FROM} WHERE ({' OR '.join(sources)}) AND {where} "
+        f"ORDER BY {SEARCH_ORDER} LIMIT :limit"
     )
     return sql, params
+
+
+def _generations_in_order(pool: ConnectionPool, channel: str | None) -> list[int]:
+    """Generation ids of the non-quarantined threads in scope, in search order."""
+    params: dict[str, Any] = {}
+    sql = (
+        "SELECT g.id FROM generations g JOIN threads t ON t.id = g.thread_id "
+        "WHERE t.quarantined = 0"
+    )
+    if channel is not None:
+        params["channel"] = channel
+        sql += " AND t.channel = :channel"
+    sql += " ORDER BY t.last_activity DESC, t.id DESC, g.number DESC"
+    return [int(r[0]) for r in _fetch(pool, sql, params)]
+
+
+def _walk(
+    pool: ConnectionPool, members: set[int], channel: str | None, limit: int
+) -> Iterator[int]:
+    """``members`` in search order, walking the ``(generation_id, seq)`` index (no table row
+    is read), stopping after ``limit``."""
+    found = 0
+    for generation in _generations_in_order(pool, channel):
+        with pool.reading() as conn:
+            ids = conn.execute(
+                "SELECT id FROM messages WHERE generation_id = ? ORDER BY seq", (generation,)
+            ).fetchall()
+        for row in ids:
+            rowid = int(row[0])
+            if rowid in members:
+                yield rowid
+                found += 1
+                if found >= limit:
+                    return
+
+
+def ordered_candidate_ids(
+    pool: ConnectionPool, term: str, *, channel: str | None, limit: int, recent: int = 0
+) -> Iterator[int]:
+    """Candidate ids in search order: sorted in SQL when few, walked in order when many."""
+    query = candidate_sql(term, channel=channel, limit=limit, recent=recent)
+    if query is None:
+        return iter(())
+    params: dict[str, Any] = {}
+    source = _index_source(term, params)
+    if source is not None:
+        counted = _fetch(pool, f"SELECT count(*) FROM ({source})", params)
+        if counted and int(counted[0][0]) > SORT_CANDIDATES_MAX:
+            # Trigger: a common term (a long doclist).
+            # Why: sorting every candidate costs a row lookup each; the caller needs the first.
+            # Outcome: walk the search order and stop as soon as the caller is done.
+            members = set(_ids(pool, source, params))
+            if recent > 0:
+                recent_params: dict[str, Any] = {"recent": recent}
+                members.update(_ids(pool, _recent_source(channel, recent_params), recent_params))
+            return _walk(pool, members, channel, limit)
+    return iter(_ids(pool, *query))
+
+
+# -- step 2: the exact filter, chunk by chunk ---------------------------------------------------
+
+
+def filter_sql(term: str, *, case_sensitive: bool, ids: int) -> tuple[str, list[str]]:
+    """Which of ``ids`` candidate rows (bound first, as ``?1…``) may hold ``term``.
+
+    Returns the SQL and the pattern values to bind after the ids.
+    """
+    marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
+    sql = (
+        f"SELECT id FROM messages WHERE id IN ({marks}) AND kind = ?{ids + 1} "
+        "AND model_visible = 1 AND pending = 0 AND superseded_by IS NULL"
+    )
+    values = [SEARCHABLE_KIND]
+    if case_sensitive or not has_non_ascii_case(term):
+        values.append(like_pattern(term))
+        at = ids + len(values)
+        sql += f" AND (content LIKE ?{at} OR args_text LIKE ?{at})"
+    if case_sensitive:
+        values.append(glob_pattern(term))
+        at = ids + len(values)
+        sql += f" AND (content GLOB ?{at} OR args_text GLOB ?{at})"
+    return sql, values
+
+
+def _filtered(
+    pool: ConnectionPool, term: str, case_sensitive: bool, ids: Iterator[int]
+) -> Iterator[int]:
+    """``ids`` in order, minus those the SQL filter rules out, a chunk at a time."""
+    while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
+        sql, values = filter_sql(term, case_sensitive=case_sensitive, ids=len(chunk))
+        kept = {r[0] for r in _fetch(pool, sql, (*chunk, *values))}
+        yield from (rowid for rowid in chunk if rowid in kept)
+
+
+def _stream(pool: ConnectionPool, ids: Iterator[int]) -> Iterator[SearchableMessage]:
+    while batch := list(islice(ids, FETCH_BATCH_MESSAGES)):
+        yield from stream_rows(pool, batch)
 
 
 def literal_candidates(
@@ -227,12 +318,11 @@ def literal_candidates(
     recent: int = 0,
 ) -> Iterator[SearchableMessage]:
     """See :meth:`recallbox.storage.base.Store.literal_candidates`."""
-    query = candidate_sql(
-        term, channel=channel, case_sensitive=case_sensitive, limit=limit, recent=recent
-    )
-    if query is None:
-        return iter(())
-    return stream_rows(pool, _ids(pool, *query))
+    ids = ordered_candidate_ids(pool, term, channel=channel, limit=limit, recent=recent)
+    return _stream(pool, _filtered(pool, term, case_sensitive, ids))
+
+
+# -- the default answerer's ranked keyword hits ---------------------------------------------------
 
 
 def keyword_messages(
@@ -242,13 +332,12 @@ def keyword_messages(
     match = keyword_match(phrases)
     if not match:
         return []
-    params: dict[str, Any] = {"match": match, "limit": limit}
-    where = _scope(None, params)
+    params: dict[str, Any] = {"match": match, "limit": limit, "kind": SEARCHABLE_KIND}
     sql = (
         f"SELECT {ROW_COLUMNS}, -bm25(messages_fts) AS score FROM messages_fts "
         "JOIN messages m ON m.id = messages_fts.rowid JOIN threads t ON t.id = m.thread_id "
         "JOIN generations g ON g.id = m.generation_id "
-        f"WHERE messages_fts MATCH :match AND {where} "
+        f"WHERE messages_fts MATCH :match AND {SEARCHABLE_WHERE} "
         "ORDER BY bm25(messages_fts), m.uid LIMIT :limit"
     )
     return [(_row(r), float(r[8])) for r in _fetch(pool, sql, params)]
