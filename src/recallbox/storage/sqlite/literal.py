@@ -232,12 +232,12 @@ def _walk(
     is read), stopping after ``limit``."""
     found = 0
     for generation in _generations_in_order(pool, channel):
-        with pool.reading() as conn:
-            ids = conn.execute(
-                "SELECT id FROM messages WHERE generation_id = ? ORDER BY seq", (generation,)
-            ).fetchall()
-        for row in ids:
-            rowid = int(row[0])
+        ids = _ids(
+            pool,
+            "SELECT id FROM messages WHERE generation_id = :generation ORDER BY seq",
+            {"generation": generation},
+        )
+        for rowid in ids:
             if rowid in members:
                 yield rowid
                 found += 1
