@@ -12,13 +12,15 @@ from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
     MATCH_MAX_TRIGRAMS,
     bigram_match,
-    candidate_sql,
     filter_sql,
     glob_pattern,
     has_non_ascii_case,
+    index_source,
     keyword_match,
     like_pattern,
     ordered_candidate_ids,
+    recent_source,
+    sorted_sql,
     trigram_match,
 )
 from recallbox.storage.sqlite.store import SQLiteStore
@@ -43,9 +45,7 @@ def test_patterns() -> None:
     assert keyword_match(["ssh", "召回机制", "  ", 'a"b']) == '"ssh" OR "召回 回机 机制" OR "a""b"'
 
 
-def plan(box: recallbox.Box, term: str, **kwargs: object) -> str:
-    query = candidate_sql(term, **{"channel": None, "limit": 9, **kwargs})
-    assert query is not None
+def plan(box: recallbox.Box, query: tuple[str, dict[str, object]]) -> str:
     sql, params = query
     rows = box.store.pool.connection().execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()
     return "\n".join(str(r[3]) for r in rows)
@@ -63,16 +63,20 @@ def plan(box: recallbox.Box, term: str, **kwargs: object) -> str:
 def test_candidates_come_from_an_index_never_a_table_scan(
     box: recallbox.Box, term: str, index: str
 ) -> None:
-    text = plan(box, term)
-    assert index in text
-    assert "SCAN m\n" not in text + "\n" and "SCAN messages_trgm\n" not in text + "\n"
+    source = index_source(term)
+    assert source is not None
+    assert plan(box, source).startswith(index)
+    assert index_source("ab") is None
+    ordered = plan(box, sorted_sql({1, 2}, "ops", 9))
+    assert "SEARCH m USING INTEGER PRIMARY KEY" in ordered and "SCAN m" not in ordered
 
 
-def test_the_recent_scan_is_bounded_by_rowid_order(box: recallbox.Box) -> None:
-    assert candidate_sql("ab", channel=None, limit=9) is None
-    text = plan(box, "ab", recent=50)
-    assert "SCAN m" in text  # walks the rowid backwards and stops after :recent rows
-    assert "USE TEMP B-TREE FOR ORDER BY" in text.split("SCAN m")[1]  # only the final order
+@pytest.mark.parametrize("channel", [None, "ops"])
+def test_the_recent_scan_is_bounded_by_an_index_order(
+    box: recallbox.Box, channel: str | None
+) -> None:
+    text = plan(box, recent_source(channel, 50))
+    assert "USE TEMP B-TREE" not in text  # read in index order, stopping after 50 rows
 
 
 def test_the_exact_filter_uses_like_without_escape_and_glob(box: recallbox.Box) -> None:

@@ -151,62 +151,57 @@ def stream_rows(pool: ConnectionPool, ids: Sequence[int]) -> Iterator[Searchable
 # -- step 1: candidate ids in search order --------------------------------------------------------
 
 
-def _index_source(term: str, params: dict[str, Any]) -> str | None:
-    """The ``SELECT rowid …`` that finds candidates for ``term`` in an index, or None."""
+def index_source(term: str) -> tuple[str, dict[str, Any]] | None:
+    """The doclist query (``SELECT rowid …``) that finds candidates for ``term``, or None."""
     if len(term) >= TRIGRAM_CHARS:
-        params["match"] = trigram_match(term)
-        return "SELECT rowid FROM messages_trgm WHERE messages_trgm MATCH :match"
+        sql = "SELECT rowid FROM messages_trgm WHERE messages_trgm MATCH :match"
+        return sql, {"match": trigram_match(term)}
     if has_cjk(term):
-        params["match"] = bigram_match(term)
-        return "SELECT rowid FROM messages_fts WHERE messages_fts MATCH :match"
+        sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH :match"
+        return sql, {"match": bigram_match(term)}
     return None
 
 
-def _recent_source(channel: str | None, params: dict[str, Any]) -> str:
-    """The ``SELECT id …`` of the newest ``:recent`` searchable messages in scope.
+def recent_source(channel: str | None, recent: int) -> tuple[str, dict[str, Any]]:
+    """The ids of the newest ``recent`` searchable messages in scope.
 
     With a channel it walks that thread's ``(thread_id, seq)`` index backwards; without one,
-    the message table's rowid backwards. Either way it stops after ``:recent`` rows.
+    the message table's rowid backwards. Either way it stops after ``recent`` rows.
     """
-    params["kind"] = SEARCHABLE_KIND
+    params: dict[str, Any] = {"kind": SEARCHABLE_KIND, "recent": recent}
     if channel is None:
         return (
             f"SELECT m.id FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} "
             "ORDER BY m.id DESC LIMIT :recent"
-        )
+        ), params
     params["channel"] = channel
     return (
         f"SELECT m.id FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} AND m.thread_id = "
         "(SELECT id FROM threads WHERE channel = :channel) ORDER BY m.seq DESC LIMIT :recent"
-    )
+    ), params
 
 
-def candidate_sql(
-    term: str, *, channel: str | None, limit: int, recent: int = 0
-) -> tuple[str, dict[str, Any]] | None:
-    """The sorted candidate-id query (None: nothing can find ``term``).
+def sorted_sql(ids: set[int], channel: str | None, limit: int) -> tuple[str, dict[str, Any]]:
+    """``ids`` that pass the thread and kind exclusions, in search order (row lookups by id).
 
-    The thread and kind exclusions are applied here, where they cost no content read; the
-    flags stored after the content (visibility, pending, superseded) are checked by
-    :func:`filter_sql` on the rows the caller actually reads.
+    The flags stored after the content (visibility, pending, superseded) are checked by
+    :func:`filter_sql` on the rows the caller actually reads, where the content is read anyway.
     """
-    params: dict[str, Any] = {"limit": limit, "kind": SEARCHABLE_KIND}
-    sources = []
-    indexed = _index_source(term, params)
-    if indexed is not None:
-        sources.append(f"m.id IN ({indexed})")
-    if recent > 0:
-        params["recent"] = recent
-        sources.append(f"m.id IN ({_recent_source(channel, params)})")
-    if not sources:
-        return None
+    params: dict[str, Any] = {
+        "ids": json.dumps(sorted(ids)),
+        "kind": SEARCHABLE_KIND,
+        "limit": limit,
+    }
     where = "m.kind = :kind AND t.quarantined = 0"
     if channel is not None:
         params["channel"] = channel
         where += " AND t.channel = :channel"
+    # CROSS JOIN keeps the id list as the outer loop (SQLite never reorders it): the cost
+    # follows the candidates, never the size of the thread.
     sql = (
-        f"SELECT m.id FROM {SEARCH_FROM} WHERE ({' OR '.join(sources)}) AND {where} "
-        f"ORDER BY {SEARCH_ORDER} LIMIT :limit"
+        "SELECT m.id FROM json_each(:ids) AS j CROSS JOIN messages m ON m.id = j.value "
+        "JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id "
+        f"WHERE {where} ORDER BY {SEARCH_ORDER} LIMIT :limit"
     )
     return sql, params
 
@@ -248,24 +243,23 @@ def _walk(
 def ordered_candidate_ids(
     pool: ConnectionPool, term: str, *, channel: str | None, limit: int, recent: int = 0
 ) -> Iterator[int]:
-    """Candidate ids in search order: sorted in SQL when few, walked in order when many."""
-    query = candidate_sql(term, channel=channel, limit=limit, recent=recent)
-    if query is None:
+    """Candidate ids in search order: sorted in SQL when few, walked in order when many.
+
+    Each index is read once (its doclist only); nothing is read when no index holds ``term``
+    and ``recent`` is 0.
+    """
+    source = index_source(term)
+    members = set(_ids(pool, *source)) if source is not None else set()
+    if recent > 0:
+        members.update(_ids(pool, *recent_source(channel, recent)))
+    if not members:
         return iter(())
-    params: dict[str, Any] = {}
-    source = _index_source(term, params)
-    if source is not None:
-        counted = _fetch(pool, f"SELECT count(*) FROM ({source})", params)
-        if counted and int(counted[0][0]) > SORT_CANDIDATES_MAX:
-            # Trigger: a common term (a long doclist).
-            # Why: sorting every candidate costs a row lookup each; the caller needs the first.
-            # Outcome: walk the search order and stop as soon as the caller is done.
-            members = set(_ids(pool, source, params))
-            if recent > 0:
-                recent_params: dict[str, Any] = {"recent": recent}
-                members.update(_ids(pool, _recent_source(channel, recent_params), recent_params))
-            return _walk(pool, members, channel, limit)
-    return iter(_ids(pool, *query))
+    if len(members) > SORT_CANDIDATES_MAX:
+        # Trigger: a common term (a long doclist).
+        # Why: sorting every candidate costs a row lookup each; the caller needs the first.
+        # Outcome: walk the search order and stop as soon as the caller is done.
+        return _walk(pool, members, channel, limit)
+    return iter(_ids(pool, *sorted_sql(members, channel, limit)))
 
 
 # -- step 2: the exact filter, chunk by chunk ---------------------------------------------------
