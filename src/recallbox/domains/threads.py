@@ -194,17 +194,18 @@ class LiteralCollector:
             )
             return f"{HEADER}\n\nNo matches for {quoted(query)} in {scope}{note}."
         blocks = list(self.blocks)
+        not_shown = set(self.not_shown)
         while True:
             notice = None
-            if self.not_shown:
-                count = len(self.not_shown)
+            if not_shown:
+                count = len(not_shown)
                 shown = f"{LITERAL_COUNT_LIMIT}+" if count > LITERAL_COUNT_LIMIT else str(count)
                 notice = f"{shown} more hits not shown; narrow the query to see them."
             text = self._assemble([b for _, b in blocks], notice)
             if len(text) <= THREAD_LITERAL_MAX_CHARS or not blocks:
                 return text
             key, _ = blocks.pop()
-            self.not_shown.add(key)
+            not_shown.add(key)
 
 
 def scope_text(channel: str | None) -> str:
