@@ -15,6 +15,10 @@ The pieces, in the order a search runs them:
 * :class:`LiteralCollector` turns matches into hit blocks (one metadata line plus a window),
   skips matches already inside an emitted window of the same field, stops adding blocks at the
   first one that does not fit, and counts the (message, field) pairs it could not show.
+* One pass checks at most :data:`LITERAL_CANDIDATE_LIMIT` index candidates, the first in
+  search order. The trigram index cannot tell adjacency (``detail=none``), so a term whose
+  trigrams are all common (a phrase of common words) has most of a big history as
+  candidates; when a pass stops at the limit before the result is full, the result says so.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from recallbox.domains.messages import argument_leaves
-from recallbox.storage.base import SearchableMessage, Store
+from recallbox.storage.base import CandidateStream, SearchableMessage, Store
 from recallbox.text.cjk import cjk_count
 from recallbox.text.normalize import normalize_text
 from recallbox.text.windows import Window, clip, cut_window
@@ -36,7 +40,7 @@ LITERAL_COUNT_LIMIT = 1_000
 OTHER_MEMORY_TIMEOUT_S = 2.0
 MAX_QUERY_TERMS = 16
 INDEXED_TERM_CHARS = 3  # the trigram index needs 3 characters; shorter terms go elsewhere
-LITERAL_CANDIDATE_LIMIT = 100_000  # candidate messages (index superset) per term and pass
+LITERAL_CANDIDATE_LIMIT = 5_000  # index candidates checked per term and pass, in search order
 SHORT_QUERY_SCAN_MESSAGES = 2_000  # the bounded scan for a term the indexes cannot find
 ECHO_MAX_CHARS = 200  # query, channel and field names echoed inside a result
 KEYWORD_ANSWER_MAX_CHARS = 3_900  # fits next to a full literal part under the 12 000 cap
@@ -125,6 +129,7 @@ class LiteralCollector:
     """Accumulates hit blocks in order under the literal budget and counts what it left out."""
 
     bounded_scan: bool = False
+    truncated_terms: list[str] = field(default_factory=list)
     blocks: list[tuple[FieldKey, str]] = field(default_factory=list)
     windows: dict[FieldKey, list[Window]] = field(default_factory=dict)
     not_shown: set[FieldKey] = field(default_factory=set)
@@ -178,6 +183,11 @@ class LiteralCollector:
                 f"Only the newest {SHORT_QUERY_SCAN_MESSAGES} messages were searched in full "
                 f"for a term under {INDEXED_TERM_CHARS} characters."
             )
+        tail.extend(
+            f"More than {LITERAL_CANDIDATE_LIMIT} messages may hold {quoted(term)}; only the "
+            f"first {LITERAL_CANDIDATE_LIMIT} in this order were checked."
+            for term in self.truncated_terms
+        )
         if notice:
             tail.append(notice)
         tail.append(FOOTER)
@@ -186,12 +196,15 @@ class LiteralCollector:
     def render(self, query: str, scope: str) -> str:
         """The literal part: header, blocks, notice, footer (or the no-hit text)."""
         if not self.blocks and not self.not_shown:
-            note = (
-                f" (terms under {INDEXED_TERM_CHARS} characters: the newest "
-                f"{SHORT_QUERY_SCAN_MESSAGES} messages only)"
-                if self.bounded_scan
-                else ""
-            )
+            notes = []
+            if self.bounded_scan:
+                notes.append(
+                    f"terms under {INDEXED_TERM_CHARS} characters: the newest "
+                    f"{SHORT_QUERY_SCAN_MESSAGES} messages only"
+                )
+            if self.truncated_terms:
+                notes.append(f"the first {LITERAL_CANDIDATE_LIMIT} candidate messages only")
+            note = f" ({'; '.join(notes)})" if notes else ""
             return f"{HEADER}\n\nNo matches for {quoted(query)} in {scope}{note}."
         blocks = list(self.blocks)
         not_shown = set(self.not_shown)
@@ -215,7 +228,7 @@ def scope_text(channel: str | None) -> str:
 
 def _candidates(
     store: Store, term: str, channel: str | None, case_sensitive: bool
-) -> tuple[Iterator[SearchableMessage], bool]:
+) -> tuple[CandidateStream, bool]:
     """The store's candidates for one pass of one term, and whether a bounded scan was used."""
     recent = 0
     if len(term) < INDEXED_TERM_CHARS and cjk_count(term) < 2:
@@ -242,7 +255,9 @@ def search_literal(store: Store, query: str, channel: str | None) -> str:
     terms = query_terms(query)
     collector = LiteralCollector()
     for term in terms:
-        for case_sensitive in (True, False):
+        # A term without cased letters has no case-insensitive-only matches.
+        passes = (True, False) if term.lower() != term.upper() else (True,)
+        for case_sensitive in passes:
             if collector.done:
                 break
             rows, bounded = _candidates(store, term, channel, case_sensitive)
@@ -253,6 +268,12 @@ def search_literal(store: Store, query: str, channel: str | None) -> str:
                     collector.offer(message, index, field_name, text, spans)
                 if collector.done:
                     break
+            if rows.truncated and not collector.done and term not in collector.truncated_terms:
+                # Trigger: the index held more candidates than one pass may check.
+                # Why: a term whose trigrams are all common matches most of a big history,
+                # and checking it all would cost the whole history; the cut must be said.
+                # Outcome: the first candidates in order were checked, and the result says so.
+                collector.truncated_terms.append(term)
     shown_query = terms[0] if terms else ""
     return collector.render(shown_query, scope_text(channel))
 

@@ -69,6 +69,18 @@ class ReadableMessage:
     tool_calls_raw: str | None
 
 
+class CandidateStream(Iterator[SearchableMessage]):
+    """Candidates in search order; ``truncated`` becomes true once the store stopped at the
+    caller's limit while its index held more (known only after that point is reached)."""
+
+    def __init__(self) -> None:
+        self.rows: Iterator[SearchableMessage] = iter(())
+        self.truncated = False
+
+    def __next__(self) -> SearchableMessage:
+        return next(self.rows)
+
+
 class Store(Protocol):
     """What a backend offers the domain layer."""
 
@@ -143,7 +155,7 @@ class Store(Protocol):
         case_sensitive: bool,
         limit: int,
         recent: int = 0,
-    ) -> Iterator[SearchableMessage]:
+    ) -> CandidateStream:
         """Searchable messages that may hold ``term`` in their content or an argument leaf.
 
         A superset the caller rechecks exactly. Found through an index, never a full scan:
@@ -152,7 +164,8 @@ class Store(Protocol):
         scope (a bounded scan for terms no index holds). The §3.2 exclusions and the
         quarantine gate are applied; ``channel=None`` means every thread. Streamed in
         thread-search order (threads by last activity, newest first; generation descending;
-        ``seq`` ascending), at most ``limit`` messages.
+        ``seq`` ascending), from the first ``limit`` candidates in that order (the stream's
+        ``truncated`` says when the index held more).
         """
 
     def keyword_messages(

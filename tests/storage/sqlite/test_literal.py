@@ -164,3 +164,15 @@ def test_sqlite_store_implements_the_protocol() -> None:
     wanted = {n for n, _ in inspect.getmembers(Store, inspect.isfunction) if not n.startswith("_")}
     missing = {n for n in wanted if not callable(getattr(SQLiteStore, n, None))}
     assert missing == set()
+
+
+@pytest.mark.parametrize("sort_max", [2, 1_000])
+def test_the_stream_says_when_the_limit_cut_candidates(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, sort_max: int
+) -> None:
+    monkeypatch.setattr("recallbox.storage.sqlite.literal.SORT_CANDIDATES_MAX", sort_max)
+    ids = [box.append("a", "user", f"omega {i}").id for i in range(5)]
+    cut = box.store.literal_candidates("omega", channel=None, case_sensitive=True, limit=3)
+    assert [m.id for m in cut] == ids[:3] and cut.truncated
+    whole = box.store.literal_candidates("omega", channel=None, case_sensitive=True, limit=5)
+    assert [m.id for m in whole] == ids and not whole.truncated

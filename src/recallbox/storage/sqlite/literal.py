@@ -36,7 +36,7 @@ from typing import Any
 
 import apsw
 
-from recallbox.storage.base import SearchableMessage
+from recallbox.storage.base import CandidateStream, SearchableMessage
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.fts import quote_phrase
 from recallbox.text.cjk import has_cjk, is_cjk_char, segment
@@ -221,10 +221,14 @@ def _generations_in_order(pool: ConnectionPool, channel: str | None) -> list[int
 
 
 def _walk(
-    pool: ConnectionPool, members: set[int], channel: str | None, limit: int
+    pool: ConnectionPool,
+    members: set[int],
+    channel: str | None,
+    limit: int,
+    stream: CandidateStream,
 ) -> Iterator[int]:
     """``members`` in search order, walking the ``(generation_id, seq)`` index (no table row
-    is read), stopping after ``limit``."""
+    is read), stopping after ``limit`` (and flagging ``stream`` when more were left)."""
     found = 0
     for generation in _generations_in_order(pool, channel):
         ids = _ids(
@@ -234,20 +238,28 @@ def _walk(
         )
         for rowid in ids:
             if rowid in members:
+                if found >= limit:
+                    stream.truncated = True
+                    return
                 yield rowid
                 found += 1
-                if found >= limit:
-                    return
 
 
 def ordered_candidate_ids(
-    pool: ConnectionPool, term: str, *, channel: str | None, limit: int, recent: int = 0
+    pool: ConnectionPool,
+    term: str,
+    *,
+    channel: str | None,
+    limit: int,
+    recent: int = 0,
+    stream: CandidateStream | None = None,
 ) -> Iterator[int]:
     """Candidate ids in search order: sorted in SQL when few, walked in order when many.
 
     Each index is read once (its doclist only); nothing is read when no index holds ``term``
-    and ``recent`` is 0.
+    and ``recent`` is 0. ``stream.truncated`` is set when more than ``limit`` were left out.
     """
+    stream = stream if stream is not None else CandidateStream()
     source = index_source(term)
     members = set(_ids(pool, *source)) if source is not None else set()
     if recent > 0:
@@ -258,8 +270,11 @@ def ordered_candidate_ids(
         # Trigger: a common term (a long doclist).
         # Why: sorting every candidate costs a row lookup each; the caller needs the first.
         # Outcome: walk the search order and stop as soon as the caller is done.
-        return _walk(pool, members, channel, limit)
-    return iter(_ids(pool, *sorted_sql(members, channel, limit)))
+        return _walk(pool, members, channel, limit, stream)
+    ordered = _ids(pool, *sorted_sql(members, channel, limit + 1))
+    if len(ordered) > limit:
+        stream.truncated = True
+    return iter(ordered[:limit])
 
 
 # -- step 2: the exact filter, chunk by chunk ---------------------------------------------------
@@ -310,10 +325,14 @@ def literal_candidates(
     case_sensitive: bool,
     limit: int,
     recent: int = 0,
-) -> Iterator[SearchableMessage]:
+) -> CandidateStream:
     """See :meth:`recallbox.storage.base.Store.literal_candidates`."""
-    ids = ordered_candidate_ids(pool, term, channel=channel, limit=limit, recent=recent)
-    return _stream(pool, _filtered(pool, term, case_sensitive, ids))
+    stream = CandidateStream()
+    ids = ordered_candidate_ids(
+        pool, term, channel=channel, limit=limit, recent=recent, stream=stream
+    )
+    stream.rows = _stream(pool, _filtered(pool, term, case_sensitive, ids))
+    return stream
 
 
 # -- the default answerer's ranked keyword hits ---------------------------------------------------

@@ -13,7 +13,12 @@ from typing import Any
 import apsw
 
 from recallbox.errors import NotFound, SchemaMismatch
-from recallbox.storage.base import NewMessage, ReadableMessage, SearchableMessage
+from recallbox.storage.base import (
+    CandidateStream,
+    NewMessage,
+    ReadableMessage,
+    SearchableMessage,
+)
 from recallbox.storage.sqlite import fts, literal
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
@@ -403,7 +408,7 @@ class SQLiteStore:
         case_sensitive: bool,
         limit: int,
         recent: int = 0,
-    ) -> Iterator[SearchableMessage]:
+    ) -> CandidateStream:
         return literal.literal_candidates(
             self.pool,
             term,
