@@ -22,9 +22,10 @@ How a term finds its candidate messages without scanning the table (DESIGN §3.2
 Why not ``WHERE content LIKE … ORDER BY … LIMIT``: SQLite must then test the content of every
 message holding a common word before it can sort, which costs seconds on a big history. Here a
 common word costs its doclists and the content of only the first chunks, since the caller stops
-reading once its result is full. Rows (with their possibly large content) are
-filtered and fetched by one query, a small chunk at a time as the caller consumes them, so a
-shared in-memory connection's lock is never held while the caller works. The caller rechecks every row exactly.
+reading once its result is full. Rows (with their possibly large content) are filtered and
+fetched by one query, a small chunk at a time as the caller consumes them, so a shared
+in-memory connection's lock is never held while the caller works. The caller rechecks every
+row exactly.
 """
 
 from __future__ import annotations
