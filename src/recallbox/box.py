@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.privacy import file_identity, normalize_source_name
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.storage import open_store
 from recallbox.storage.base import Store
-from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
+from recallbox.types import (
+    DoctorReport,
+    Generation,
+    ImportProgress,
+    ImportReport,
+    Message,
+    Policy,
+    Thread,
+)
 
 MEMORY_URL = ":memory:"
 
@@ -202,6 +211,33 @@ class Box:
     def include_source(self, name: str) -> None:
         """Lift an exclusion made by :meth:`exclude_source`."""
         self.store.set_source_excluded(normalize_source_name(name), False)
+
+    # -- transcript import -------------------------------------------------------------------
+    def import_transcripts(
+        self,
+        format: str,
+        paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None = None,
+        *,
+        progress: Callable[[ImportProgress], None] | None = None,
+    ) -> ImportReport:
+        """Import (or re-sync) agent transcripts: each becomes the thread ``<format>:<id>``.
+
+        Re-importing reads only what changed (DESIGN §4.5): new records are added, a rewritten
+        file is re-synced, each file imports atomically, and one bad file does not stop the
+        others (its error is in the report).
+
+        Args:
+            format: ``"claude-code"``, ``"codex"`` or ``"openai"``.
+            paths: files or directories; ``None`` means the format's default directories
+                (``~/.claude/projects``, ``~/.codex/sessions``; OpenAI has none).
+            progress: called as the import advances (bytes read over all files).
+
+        Raises:
+            InvalidArgument: unknown format.
+        """
+        from recallbox.importers.sync import SyncStore, import_transcripts
+
+        return import_transcripts(cast(SyncStore, self.store), format, paths, progress=progress)
 
     # -- health ----------------------------------------------------------------------------
     def doctor(self, *, repair: bool = False) -> DoctorReport:

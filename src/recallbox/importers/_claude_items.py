@@ -136,6 +136,10 @@ class _CompactionDraft:
 _Draft = ThreadItem | _AssistantDraft | _CompactionDraft
 
 
+def _line_start(item: _Draft) -> int:
+    return item.line_start
+
+
 class ThreadBuilder:
     """Turns the kept records of one thread, in file order, into thread items."""
 
@@ -155,6 +159,52 @@ class ThreadBuilder:
         return [
             item.finish() if isinstance(item, _AssistantDraft | _CompactionDraft) else item
             for item in self._items
+        ]
+
+    @property
+    def held_items(self) -> int:
+        """How many items (finished or still open) the builder holds."""
+        return len(self._items)
+
+    def first_held_line(self) -> int | None:
+        """The first source line of the items still held, or ``None``."""
+        return min((_line_start(item) for item in self._items), default=None)
+
+    def waiting_compaction_line(self) -> int | None:
+        """The line of a compaction boundary still waiting for its summary record, if any."""
+        pending = self._pending
+        if pending is not None and pending.summary is None:
+            return pending.line_start
+        return None
+
+    def drain(self, *, final: bool, before_line: int | None = None) -> list[ThreadItem]:
+        """Remove and return the items that are complete, in thread order (streaming imports).
+
+        An item is complete unless more records may still change it: the newest assistant
+        message (further records of its API message may follow; ``final`` releases it) and a
+        compaction boundary waiting for its summary (never released: the caller reads its
+        lines again later). With ``before_line``, only items starting before that line leave.
+        An assistant message released early and continued later comes out again as a second
+        message with the same ``message_id``; the caller merges the two.
+        """
+        cut = len(self._items)
+        for index, item in enumerate(self._items):
+            if (before_line is not None and _line_start(item) >= before_line) or (
+                isinstance(item, _CompactionDraft) and item is self._pending and item.summary is None
+            ):
+                cut = index
+                break
+        if not final:
+            for index in range(cut - 1, -1, -1):
+                if isinstance(self._items[index], _AssistantDraft):
+                    cut = index
+                    break
+        taken, self._items = self._items[:cut], self._items[cut:]
+        released = {id(item) for item in taken}
+        self._drafts = {k: d for k, d in self._drafts.items() if id(d) not in released}
+        return [
+            item.finish() if isinstance(item, _AssistantDraft | _CompactionDraft) else item
+            for item in taken
         ]
 
     def add(self, record: Record) -> None:

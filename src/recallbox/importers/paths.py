@@ -65,13 +65,36 @@ def default_paths(
     return []  # FORMAT_OPENAI: chat exports have no default location
 
 
+OPENAI_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+def transcript_files(format: str, directory: Path) -> list[Path]:
+    """The transcript files of a format inside ``directory`` (recursively), sorted.
+
+    Claude Code: session files, plus sub-agent files whose session file is not there (the
+    others come with their session); Codex: ``rollout-*.jsonl``; OpenAI: ``*.json``,
+    ``*.jsonl`` and ``*.ndjson``.
+
+    Raises:
+        InvalidArgument: ``format`` is not one of the three.
+    """
+    if format not in FORMATS:
+        raise InvalidArgument(f"unknown transcript format {format!r}; use one of {FORMATS}")
+    if format == FORMAT_CLAUDE_CODE:
+        projects = directory / CLAUDE_PROJECTS_DIR
+        return _claude_code_files(directory, projects=projects if projects.is_dir() else directory)
+    if format == FORMAT_CODEX:
+        return sorted(directory.rglob(CODEX_ROLLOUT_GLOB))
+    return sorted(p for p in directory.rglob("*") if p.suffix in OPENAI_SUFFIXES and p.is_file())
+
+
 def _tool_dir(env: Mapping[str, str], variable: str, home: Path, default: str) -> Path:
     value = env.get(variable)
     return Path(value).expanduser() if value else home / default
 
 
-def _claude_code_files(config_dir: Path) -> list[Path]:
-    projects = config_dir / CLAUDE_PROJECTS_DIR
+def _claude_code_files(config_dir: Path, *, projects: Path | None = None) -> list[Path]:
+    projects = config_dir / CLAUDE_PROJECTS_DIR if projects is None else projects
     found = []
     for path in sorted(projects.rglob(JSONL_GLOB)):
         if not path.name.startswith(AGENT_FILE_PREFIX):

@@ -118,3 +118,109 @@ class Store(Protocol):
 
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Check (and with ``repair``, rebuild) every full-text index; never loses a base row."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFile:
+    """The sync state of one transcript file (``id`` is 0 before it is first saved)."""
+
+    path: str
+    format: str
+    identity: str | None = None
+    size: int = 0
+    mtime_ns: int = 0
+    prefix_hash: str = ""
+    tail_hash: str = ""
+    cursor_bytes: int = 0
+    cursor_line: int = 0
+    sync_count: int = 0
+    state: dict[str, Any] = field(default_factory=dict)
+    id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRecord:
+    """One record key of an imported file and the message it became."""
+
+    key: str
+    channel: str
+    message_id: str
+    content_hash: str
+    sync_id: int
+    node: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportNode:
+    """One Claude Code record in a file's branch forest (``side``: an inline sidechain)."""
+
+    uuid: str
+    parent: str | None
+    root: str
+    side: bool
+    conversational: bool
+    line: int
+    superseded: bool = False
+
+
+class ImportLedger(Protocol):
+    """The bookkeeping of incremental transcript import (DESIGN §4.5), next to the messages.
+
+    It stores which file was read how far, which record became which message, and the Claude
+    Code branch forest of each file. Calls are meant to run inside one ``store.transaction()``
+    per file, so a failed import leaves no trace. It never parses a file.
+    """
+
+    def import_file(self, path: str) -> ImportFile | None:
+        """The sync state of ``path`` (an absolute path), or ``None``."""
+
+    def save_import_file(self, file: ImportFile) -> ImportFile:
+        """Insert or update a file's state (by ``id`` when set, else by path); returns it with
+        its ``id``."""
+
+    def import_files_with_identity(self, identity: str) -> list[ImportFile]:
+        """The files recorded with this file identity (a moved file keeps its identity)."""
+
+    def import_record(self, file_id: int, key: str) -> ImportRecord | None:
+        """The record ``key`` of a file, or ``None``."""
+
+    def put_import_record(self, file_id: int, record: ImportRecord) -> None:
+        """Insert or replace the record ``record.key`` of a file."""
+
+    def vanished_import_records(self, file_id: int, sync_id: int) -> Iterator[ImportRecord]:
+        """The records of a file last seen before ``sync_id`` (a rewrite dropped them)."""
+
+    def import_node(self, file_id: int, uuid: str) -> ImportNode | None:
+        """A node of a file's branch forest, or ``None``."""
+
+    def add_import_node(self, file_id: int, node: ImportNode) -> None:
+        """Add a node to a file's branch forest (a node already there is kept)."""
+
+    def last_conversational_node(self, file_id: int, root: str, side: bool) -> str | None:
+        """The uuid of the last conversational node (by line) of one tree of a file."""
+
+    def reset_import_nodes(self, file_id: int) -> int:
+        """Forget a file's branch forest (before it is read again from the start)."""
+
+    def resolve_branches(
+        self, file_id: int, root: str, side: bool, *, full: bool = False
+    ) -> list[tuple[str, bool]]:
+        """Recompute which nodes of one tree are superseded (the live line runs to the tree's
+        last conversational record) and return ``(message id, superseded)`` for every message
+        whose status must change: of the nodes whose status changed, or with ``full`` (a file
+        read again from the start) of every node of the tree."""
+
+    def next_live_message(self, message_id: str) -> str:
+        """The first live message after ``message_id`` in its thread (else the last live one
+        before it, else ``message_id`` itself): what a dropped message is superseded by."""
+
+    def extend_message(self, message_id: str, row: NewMessage) -> None:
+        """Replace a message's content, tool calls and metadata (records of one API message
+        arriving in two syncs); indexes follow through their triggers."""
+
+    def set_thread_times(
+        self, channel: str, first: datetime, last: datetime, *, replace_last: bool
+    ) -> None:
+        """Date an imported thread by its transcript: ``created_at`` (and generation 1's
+        ``opened_at``) move back to ``first``; ``last_activity`` becomes ``last`` (with
+        ``replace_last``, for a thread this import created) or the later of the two."""

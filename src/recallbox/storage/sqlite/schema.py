@@ -149,3 +149,57 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
+
+# Migration 3 (transcript import, DESIGN §4.5): the sync ledger of imported files. ``import_files``
+# holds one row per transcript file: its stat, the hash of the consumed prefix (and of the last
+# bytes before the cursor, the cheap check of an unchanged file), the byte/line cursor and the
+# reader state to resume from. ``import_records`` maps each record key of a file (a Claude Code
+# uuid or API message id, else the hash of the source line) to the message it became, with the
+# sync that last saw it (a rewritten file's vanished records are the ones not seen). Claude Code
+# branch structure (``parentUuid``) lives in ``import_nodes`` so a sync never loads a whole file.
+_M003_IMPORTS = [
+    """CREATE TABLE import_files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        format TEXT NOT NULL,
+        identity TEXT,
+        size INTEGER NOT NULL DEFAULT 0,
+        mtime_ns INTEGER NOT NULL DEFAULT 0,
+        prefix_hash TEXT NOT NULL DEFAULT '',
+        tail_hash TEXT NOT NULL DEFAULT '',
+        cursor_bytes INTEGER NOT NULL DEFAULT 0,
+        cursor_line INTEGER NOT NULL DEFAULT 0,
+        sync_count INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL DEFAULT '{}',
+        synced_at TEXT
+    )""",
+    """CREATE TABLE import_records (
+        file_id INTEGER NOT NULL REFERENCES import_files(id),
+        record_key TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        message_uid TEXT NOT NULL,
+        node TEXT,
+        content_hash TEXT NOT NULL,
+        sync_id INTEGER NOT NULL,
+        PRIMARY KEY (file_id, record_key)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX import_files_by_identity ON import_files (identity)",
+    "CREATE INDEX import_records_by_node ON import_records (file_id, node) WHERE node IS NOT NULL",
+    "CREATE INDEX import_records_by_message ON import_records (message_uid)",
+    """CREATE TABLE import_nodes (
+        file_id INTEGER NOT NULL REFERENCES import_files(id),
+        uuid TEXT NOT NULL,
+        parent TEXT,
+        root TEXT NOT NULL,
+        side INTEGER NOT NULL,
+        conversational INTEGER NOT NULL,
+        line INTEGER NOT NULL,
+        superseded INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (file_id, uuid)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX import_nodes_children ON import_nodes (file_id, side, parent)",
+    "CREATE INDEX import_nodes_leaf ON import_nodes (file_id, side, root, conversational, line)",
+]
+
+MIGRATIONS.append((3, "transcript import ledger: files, records, branch nodes", _M003_IMPORTS))
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

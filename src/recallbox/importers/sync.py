@@ -1,0 +1,747 @@
+"""Incremental transcript sync: transcript files into threads, each file once, each record once.
+
+Per file (DESIGN §4.5, principle 8):
+
+* **Unchanged** — same size and mtime as last time and the same hash of the last
+  ``TAIL_HASH_BYTES`` before the cursor: nothing else is read (a stat and a hash).
+* **Appended** — the hash of the already-consumed prefix is unchanged: reading resumes at the
+  byte cursor with the reader state saved last time, so only new records are parsed.
+* **Rewritten** — the prefix hash changed (or the file shrank below the cursor): the file is
+  read again from the start; records already imported (by record key and content hash) are
+  kept, new ones are added, changed ones replace theirs and records no longer in the file are
+  marked superseded. The engine never deletes a message.
+
+Each file imports in one ``store.transaction()``: an error (or a crash) leaves nothing of it
+behind, and the error is reported for that file while the other files go on. A truncated last
+line (and a compaction boundary whose summary record is not written yet) is left for the next
+sync. Readers stream: memory does not grow with the file.
+
+Superseded messages (an abandoned Claude Code branch, a record a rewrite removed) are marked
+superseded by the **next live message** of their thread in sequence order (for an abandoned
+branch that is the answer or prompt that replaced it); when none follows, by the last live
+message before them; a thread with no live message at all marks them by themselves.
+OpenAI-format files are chat exports (JSON documents have no line framing): they are parsed
+whole whenever they change and synced by record key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from recallbox.domains.messages import build_row_from_mapping
+from recallbox.domains.privacy import file_identity, normalize_source_name
+from recallbox.errors import InvalidArgument, NotFound
+from recallbox.importers._common import join_parts
+from recallbox.importers.claude_code import (
+    AGENT_FILE_PREFIX,
+    COMPACTION_AGENT_PREFIX,
+    _subagent_files,
+)
+from recallbox.importers.claude_stream import ClaudeCodeReader
+from recallbox.importers.codex_stream import CodexReader
+from recallbox.importers.openai_json import parse_openai
+from recallbox.importers.paths import transcript_files
+from recallbox.importers.records import (
+    FORMAT_CLAUDE_CODE,
+    FORMAT_CODEX,
+    FORMAT_OPENAI,
+    FORMATS,
+    Compaction,
+    ImportedMessage,
+)
+from recallbox.importers.stream import (
+    READ_BLOCK_BYTES,
+    Output,
+    StreamReader,
+    TruncatedTail,
+    decode_line,
+    read_lines,
+)
+from recallbox.storage.base import (
+    ImportFile,
+    ImportLedger,
+    ImportNode,
+    ImportRecord,
+    NewMessage,
+    Store,
+)
+from recallbox.text.normalize import normalize_json, normalize_text
+from recallbox.types import FileImportReport, ImportProgress, ImportReport, Message, SkippedRecord
+
+TAIL_HASH_BYTES = 64 * 1024
+"""How much of the consumed prefix (its end) the unchanged-file check hashes."""
+DRAIN_EVERY_LINES = 256
+"""Finished items are written after this many source lines (bounds memory)."""
+PROGRESS_EVERY_BYTES = 1 << 20
+NODE_CACHE_SIZE = 4096
+"""Recent branch nodes kept in memory (a record's parent is almost always a recent one)."""
+WHOLE_FILE_FORMATS = frozenset({FORMAT_OPENAI})
+KEY_SUFFIX = "#"
+
+STATUS_NEW = "new"
+STATUS_APPENDED = "appended"
+STATUS_RESYNCED = "resynced"
+STATUS_UNCHANGED = "unchanged"
+STATUS_ERROR = "error"
+
+ProgressCallback = Callable[[ImportProgress], None]
+
+
+class SyncStore(Store, ImportLedger, Protocol):
+    """A store that keeps the import ledger."""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptFile:
+    """One file to sync; ``parent_session`` is set for a sub-agent file found via its session."""
+
+    path: Path
+    parent_session: str | None = None
+
+
+def files_to_import(
+    format: str, paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None
+) -> list[TranscriptFile]:
+    """Expand what the caller named into transcript files, sub-agent files after their session.
+
+    ``None`` means the format's default directories; a directory means its transcript files.
+    A Claude Code session file brings its sub-agent files along. Missing paths are kept (the
+    sync reports them as errors).
+
+    Raises:
+        InvalidArgument: ``format`` is not one of :data:`~recallbox.importers.FORMATS`.
+    """
+    from recallbox.importers.paths import default_paths
+
+    if format not in FORMATS:
+        raise InvalidArgument(f"unknown transcript format {format!r}; use one of {FORMATS}")
+    if paths is None:
+        named = default_paths(format)
+    elif isinstance(paths, str | os.PathLike):
+        named = [Path(paths)]
+    else:
+        named = [Path(p) for p in paths]
+    found: list[TranscriptFile] = []
+    seen: set[Path] = set()
+
+    def add(path: Path, parent: str | None = None) -> None:
+        key = path.expanduser().absolute()
+        if key not in seen:
+            seen.add(key)
+            found.append(TranscriptFile(key, parent))
+
+    for path in named:
+        path = path.expanduser()
+        listed = transcript_files(format, path) if path.is_dir() else [path]
+        for item in listed:
+            if format == FORMAT_CLAUDE_CODE and item.name.startswith(COMPACTION_AGENT_PREFIX):
+                continue
+            add(item)
+            if format == FORMAT_CLAUDE_CODE and item.is_file():
+                if not item.name.startswith(AGENT_FILE_PREFIX):
+                    for agent in _subagent_files(item, item.stem):
+                        if not agent.name.startswith(COMPACTION_AGENT_PREFIX):
+                            add(agent, item.stem)
+    return found
+
+
+def import_transcripts(
+    store: SyncStore,
+    format: str,
+    paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+) -> ImportReport:
+    """Sync transcript files of one format into ``store`` (see the module docstring).
+
+    Raises:
+        InvalidArgument: unknown format.
+    """
+    files = files_to_import(format, paths)
+    sizes = [_size(f.path) for f in files]
+    tracker = _Progress(progress, files_total=len(files), bytes_total=sum(sizes))
+    reports: list[FileImportReport] = []
+    for index, item in enumerate(files):
+        tracker.start_file(item.path, index)
+        try:
+            report = _FileSync(store, format, item, tracker).run()
+        except Exception as exc:  # one bad file never stops the others
+            report = FileImportReport(
+                path=str(item.path), format=format, status=STATUS_ERROR, error=_describe(exc)
+            )
+        reports.append(report)
+        tracker.finish_file(sizes[index])
+    return ImportReport(format=format, files=tuple(reports))
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, NotFound | InvalidArgument):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return f"no transcript file at {exc.filename}; check the path"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+@dataclass(slots=True)
+class _Progress:
+    callback: ProgressCallback | None
+    files_total: int
+    bytes_total: int
+    files_done: int = 0
+    bytes_before: int = 0
+    path: str = ""
+    records: int = 0
+
+    def start_file(self, path: Path, index: int) -> None:
+        self.path, self.files_done = str(path), index
+
+    def update(self, file_bytes: int) -> None:
+        if self.callback is not None:
+            self.callback(
+                ImportProgress(
+                    path=self.path,
+                    files_done=self.files_done,
+                    files_total=self.files_total,
+                    bytes_done=min(self.bytes_before + file_bytes, self.bytes_total),
+                    bytes_total=self.bytes_total,
+                    records=self.records,
+                )
+            )
+
+    def finish_file(self, size: int) -> None:
+        self.bytes_before += size
+        self.files_done += 1
+        self.update(0)
+
+
+# --- hashing -------------------------------------------------------------------------------
+
+
+def _hasher() -> Any:
+    return hashlib.blake2b(digest_size=16)
+
+
+def prefix_hasher(path: Path, length: int) -> Any:
+    """A blake2b object fed the first ``length`` bytes of ``path`` (streamed)."""
+    hasher = _hasher()
+    remaining = length
+    with path.open("rb") as stream:
+        while remaining > 0:
+            block = stream.read(min(READ_BLOCK_BYTES, remaining))
+            if not block:
+                break
+            hasher.update(block)
+            remaining -= len(block)
+    return hasher
+
+
+def tail_hash(path: Path, end: int) -> str:
+    """The hash of the ``TAIL_HASH_BYTES`` before byte ``end`` (the cheap unchanged check)."""
+    start = max(0, end - TAIL_HASH_BYTES)
+    with path.open("rb") as stream:
+        stream.seek(start)
+        data = stream.read(end - start)
+    return str(hashlib.blake2b(data, digest_size=16).hexdigest())
+
+
+def row_hash(row: NewMessage) -> str:
+    """What a message says (role, kind, text, tool calls, link): detects a changed record."""
+    payload = [row.role, row.kind, row.content, row.tool_calls, row.tool_call_id]
+    text = json.dumps(payload, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
+
+
+# --- rows ----------------------------------------------------------------------------------
+
+
+def output_row(output: Output) -> NewMessage:
+    """The message row of an item (a compaction becomes its summary, opening a generation)."""
+    item = output.item
+    metadata = dict(item.metadata)
+    if output.parent_channel is not None:
+        metadata["parent_channel"] = output.parent_channel
+    metadata = normalize_json(metadata)
+    if isinstance(item, Compaction):
+        return build_row_from_mapping(
+            {
+                "role": "system",
+                "kind": "compaction_summary",
+                "content": item.summary,
+                "created_at": item.created_at,
+                "metadata": metadata,
+            }
+        )
+    return build_row_from_mapping({**item.as_append_kwargs(), "metadata": metadata})
+
+
+def merged_row(stored: Message, continuation: ImportedMessage) -> NewMessage:
+    """A stored assistant message continued by more records of its API message."""
+    metadata = dict(stored.metadata)
+    more = continuation.metadata
+    metadata["line_end"] = continuation.line_end
+    uuids = list(metadata.get("uuids") or [metadata.get("uuid")])
+    uuids.extend(more.get("uuids") or [more.get("uuid")])
+    metadata["uuids"] = [u for u in uuids if u is not None]
+    for name in ("thinking",):
+        if more.get(name):
+            metadata[name] = [*metadata.get(name, []), *more[name]]
+    if more.get("redacted_thinking_blocks"):
+        metadata["redacted_thinking_blocks"] = metadata.get(
+            "redacted_thinking_blocks", 0
+        ) + more.get("redacted_thinking_blocks", 0)
+    if more.get("stop_reason") is not None:
+        metadata["stop_reason"] = more["stop_reason"]
+    calls = [*(stored.tool_calls or []), *(continuation.tool_calls or [])]
+    return build_row_from_mapping(
+        {
+            "role": stored.role,
+            "content": join_parts([stored.content, continuation.content]),
+            "tool_calls": calls or None,
+            "tool_call_id": stored.tool_call_id,
+            "kind": stored.kind,
+            "model_visible": stored.model_visible,
+            "created_at": stored.created_at,
+            "metadata": normalize_json(metadata),
+        }
+    )
+
+
+# --- one file ------------------------------------------------------------------------------
+
+
+class _LedgerNodes:
+    """The reader's :class:`~recallbox.importers.stream.NodeIndex` over the ledger."""
+
+    def __init__(self, store: SyncStore, file_id: int) -> None:
+        self._store = store
+        self._file_id = file_id
+        self._cache: dict[str, ImportNode] = {}
+
+    def get(self, uuid: str) -> ImportNode | None:
+        node = self._cache.get(uuid)
+        if node is None:
+            node = self._store.import_node(self._file_id, uuid)
+        return node
+
+    def add(self, node: ImportNode) -> None:
+        self._store.add_import_node(self._file_id, node)
+        if len(self._cache) >= NODE_CACHE_SIZE:
+            self._cache.clear()
+        self._cache[node.uuid] = node
+
+    def last_conversational(self, root: str, side: bool) -> str | None:
+        return self._store.last_conversational_node(self._file_id, root, side)
+
+
+@dataclass(slots=True)
+class _ThreadTouch:
+    created: bool
+    first: datetime | None = None
+    last: datetime | None = None
+
+
+@dataclass(slots=True)
+class _Counts:
+    records: int = 0
+    added: int = 0
+    merged: int = 0
+    superseded: int = 0
+    channels: dict[str, _ThreadTouch] = field(default_factory=dict)
+    to_supersede: list[str] = field(default_factory=list)
+
+
+class _FileSync:
+    """Syncs one file: decide the mode, read, write, resolve branches, save the cursor."""
+
+    def __init__(
+        self, store: SyncStore, format: str, item: TranscriptFile, progress: _Progress
+    ) -> None:
+        self.store = store
+        self.format = format
+        self.path = item.path
+        self.parent_session = item.parent_session
+        self.progress = progress
+        self.counts = _Counts()
+        self.source_name = normalize_source_name(str(item.path))
+        self.identity = file_identity(item.path)
+
+    def run(self) -> FileImportReport:
+        path = self.path
+        if not path.is_file():
+            raise NotFound(f"no transcript file at {path}; check the path")
+        stat = path.stat()
+        known = self.store.import_file(str(path)) or self._moved_from()
+        if known is not None and known.format != self.format:
+            raise InvalidArgument(
+                f"{path} was imported as {known.format}, not {self.format}; "
+                f"import it with `recallbox import {known.format}`"
+            )
+        if (
+            known is not None
+            and known.size == stat.st_size
+            and known.mtime_ns == stat.st_mtime_ns
+            and tail_hash(path, known.cursor_bytes) == known.tail_hash
+        ):
+            if known.path != str(path):
+                self.store.save_import_file(replace(known, path=str(path)))
+            return self._report(STATUS_UNCHANGED, [], {}, False)
+        hasher, status = _hasher(), STATUS_NEW
+        if known is not None:
+            status = STATUS_RESYNCED
+            if self.format not in WHOLE_FILE_FORMATS and stat.st_size >= known.cursor_bytes:
+                candidate = prefix_hasher(path, known.cursor_bytes)
+                if candidate.hexdigest() == known.prefix_hash:
+                    hasher, status = candidate, STATUS_APPENDED
+        with self.store.transaction():
+            file = known or ImportFile(str(path), self.format)
+            file = self.store.save_import_file(replace(file, path=str(path), identity=self.identity))
+            if status == STATUS_RESYNCED:
+                self.store.reset_import_nodes(file.id)
+            sync_id = file.sync_count + 1
+            if self.format in WHOLE_FILE_FORMATS:
+                outcome = self._read_whole(file, sync_id)
+            else:
+                outcome = self._read_stream(file, sync_id, status, hasher)
+            file, skipped, unknown, truncated = outcome
+            if status == STATUS_RESYNCED:
+                self._supersede_vanished(file.id, sync_id)
+            self._supersede_collected()
+            self._finish_threads()
+            self.store.save_import_file(
+                replace(
+                    file,
+                    size=stat.st_size,
+                    mtime_ns=stat.st_mtime_ns,
+                    tail_hash=tail_hash(path, file.cursor_bytes),
+                    sync_count=sync_id,
+                )
+            )
+        return self._report(status, skipped, unknown, truncated)
+
+    def _moved_from(self) -> ImportFile | None:
+        """The ledger row of this file under an old path that is gone (a moved file keeps its
+        device and inode: Codex moves finished rollouts to ``archived_sessions/``)."""
+        if self.identity is None:
+            return None
+        for candidate in self.store.import_files_with_identity(self.identity):
+            if candidate.format == self.format and not Path(candidate.path).exists():
+                return candidate
+        return None
+
+    def _report(
+        self,
+        status: str,
+        skipped: Sequence[Any],
+        unknown: dict[str, int],
+        truncated: bool,
+    ) -> FileImportReport:
+        counts = self.counts
+        return FileImportReport(
+            path=str(self.path),
+            format=self.format,
+            status=status,
+            records=counts.records,
+            added=counts.added,
+            merged=counts.merged,
+            superseded=counts.superseded,
+            skipped=tuple(SkippedRecord(s.line, s.reason) for s in skipped),
+            unknown_records=dict(sorted(unknown.items())),
+            channels=tuple(counts.channels),
+            truncated_tail=truncated,
+        )
+
+    # -- reading -------------------------------------------------------------------------
+    def _reader(self, file: ImportFile, fresh: bool) -> StreamReader:
+        state = {} if fresh else file.state
+        if self.format == FORMAT_CLAUDE_CODE:
+            return ClaudeCodeReader(
+                self.path,
+                nodes=_LedgerNodes(self.store, file.id),
+                state=state,
+                parent_session=self.parent_session,
+            )
+        if self.format == FORMAT_CODEX:
+            return CodexReader(self.path, state=state)
+        raise InvalidArgument(f"no streaming reader for {self.format!r}")
+
+    def _read_stream(
+        self, file: ImportFile, sync_id: int, status: str, hasher: Any
+    ) -> tuple[ImportFile, list[Any], dict[str, int], bool]:
+        resume = status == STATUS_APPENDED
+        reader = self._reader(file, fresh=not resume)
+        start_byte = file.cursor_bytes if resume else 0
+        start_line = file.cursor_line if resume else 0
+        cursor_bytes, cursor_line = start_byte, start_line
+        since_drain = 0
+        next_progress = PROGRESS_EVERY_BYTES
+        writer = _Writer(self, file.id, sync_id, rewrite=status == STATUS_RESYNCED)
+        for line in read_lines(self.path, start_byte=start_byte, start_line=start_line):
+            try:
+                data = decode_line(line, reader.report)
+            except TruncatedTail:
+                break
+            hasher.update(line.raw)
+            cursor_bytes, cursor_line = line.end, line.number
+            if line.raw.strip():
+                self.counts.records += 1
+                self.progress.records += 1
+            if data is not None:
+                reader.feed(line, data)
+            since_drain += 1
+            if since_drain >= DRAIN_EVERY_LINES:
+                writer.write(reader.drain(final=False))
+                since_drain = 0
+            if cursor_bytes - start_byte >= next_progress:
+                self.progress.update(cursor_bytes)
+                next_progress += PROGRESS_EVERY_BYTES
+        writer.write(reader.drain(final=True))
+        hold = reader.hold_line()
+        prefix_hash = hasher.hexdigest()
+        if hold is not None:
+            cursor_bytes, cursor_line, prefix_hash = _line_start(self.path, hold)
+        self._resolve_branches(file.id, reader, full=status == STATUS_RESYNCED)
+        self._set_titles(reader, file.id)
+        report = reader.report
+        report.sort()
+        saved = replace(
+            file,
+            prefix_hash=prefix_hash,
+            cursor_bytes=cursor_bytes,
+            cursor_line=cursor_line,
+            state=reader.state(),
+        )
+        return saved, report.skipped, report.unknown_records, report.truncated_tail
+
+    def _read_whole(
+        self, file: ImportFile, sync_id: int
+    ) -> tuple[ImportFile, list[Any], dict[str, int], bool]:
+        transcripts = parse_openai(self.path)
+        writer = _Writer(self, file.id, sync_id, rewrite=True)
+        skipped: list[Any] = []
+        unknown: dict[str, int] = {}
+        truncated = False
+        for transcript in transcripts:
+            skipped.extend(transcript.skipped)
+            for key, count in transcript.unknown_records.items():
+                unknown[key] = unknown.get(key, 0) + count
+            truncated = truncated or transcript.truncated_tail
+            self.counts.records += len(transcript.items)
+            writer.write(
+                Output(
+                    channel=transcript.channel,
+                    item=item,
+                    key=_item_key(transcript.channel, item),
+                    parent_channel=transcript.parent_channel,
+                )
+                for item in transcript.items
+            )
+            if transcript.title:
+                self._set_title(transcript.channel, transcript.title)
+        size = self.path.stat().st_size
+        saved = replace(
+            file,
+            prefix_hash=prefix_hasher(self.path, size).hexdigest(),
+            cursor_bytes=size,
+            cursor_line=0,
+            state={},
+        )
+        return saved, skipped, unknown, truncated
+
+    # -- after reading -------------------------------------------------------------------
+    def _resolve_branches(self, file_id: int, reader: StreamReader, *, full: bool) -> None:
+        revive: list[str] = []
+        for root, side in sorted(reader.dirty_trees(full=full)):
+            for message_id, superseded in self.store.resolve_branches(
+                file_id, root, side, full=full
+            ):
+                if superseded:
+                    self.counts.to_supersede.append(message_id)
+                else:
+                    revive.append(message_id)
+        for message_id in revive:
+            self.store.set_superseded(message_id, None)
+
+    def _supersede_vanished(self, file_id: int, sync_id: int) -> None:
+        vanished = [r.message_id for r in self.store.vanished_import_records(file_id, sync_id)]
+        self.counts.to_supersede.extend(vanished)
+
+    def _supersede_collected(self) -> None:
+        for message_id in dict.fromkeys(self.counts.to_supersede):
+            message = self.store.get_message(message_id)
+            if message is None or message.superseded_by is not None:
+                continue
+            self.store.set_superseded(message_id, self.store.next_live_message(message_id))
+            self.counts.superseded += 1
+        self.counts.to_supersede.clear()
+
+    def _set_titles(self, reader: StreamReader, file_id: int) -> None:
+        def is_live(uuid: str) -> bool:
+            node = self.store.import_node(file_id, uuid)
+            return node is not None and not node.superseded
+
+        for channel, title in reader.titles(is_live).items():
+            if title:
+                self._set_title(channel, title)
+
+    def _set_title(self, channel: str, title: str) -> None:
+        title = normalize_text(title)
+        thread = self.store.get_thread(channel)
+        if thread is not None and thread.title != title:
+            self.store.set_title(channel, title)
+
+    def touch(self, channel: str) -> _ThreadTouch:
+        """First write to ``channel`` in this sync: create it, record its source file."""
+        touch = self.counts.channels.get(channel)
+        if touch is None:
+            created = self.store.get_thread(channel) is None
+            self.store.set_thread_source(channel, self.source_name, self.identity)
+            touch = _ThreadTouch(created=created)
+            self.counts.channels[channel] = touch
+        return touch
+
+    def _finish_threads(self) -> None:
+        for channel, touch in self.counts.channels.items():
+            if touch.first is not None and touch.last is not None:
+                self.store.set_thread_times(
+                    channel, touch.first, touch.last, replace_last=touch.created
+                )
+
+
+def _line_start(path: Path, line_number: int) -> tuple[int, int, str]:
+    """Byte offset, line count and prefix hash at the start of 1-based line ``line_number``."""
+    hasher = _hasher()
+    offset = 0
+    for line in read_lines(path):
+        if line.number >= line_number:
+            break
+        hasher.update(line.raw)
+        offset = line.end
+    return offset, line_number - 1, hasher.hexdigest()
+
+
+def _item_key(channel: str, item: ImportedMessage | Compaction) -> str:
+    """The record key of an item without an id of its own: a hash of what it says."""
+    if isinstance(item, Compaction):
+        payload: list[Any] = [channel, "compaction", item.summary]
+    else:
+        payload = [channel, item.role, item.kind, item.content, item.tool_calls]
+        payload += [item.tool_call_id, item.created_at.isoformat() if item.created_at else None]
+    text = json.dumps(payload, ensure_ascii=True, sort_keys=True, default=str)
+    return "item:" + hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
+
+
+class _Writer:
+    """Writes reader outputs: new records appended (batched per thread), known ones kept,
+    continuations merged, changed ones replaced (the old message superseded)."""
+
+    def __init__(self, sync: _FileSync, file_id: int, sync_id: int, *, rewrite: bool) -> None:
+        self.sync = sync
+        self.store = sync.store
+        self.file_id = file_id
+        self.sync_id = sync_id
+        self.rewrite = rewrite
+        self._batch: list[tuple[Output, NewMessage, str, str]] = []
+        self._batch_channel: str | None = None
+
+    def write(self, outputs: Iterable[Output]) -> None:
+        for output in outputs:
+            self._one(output)
+        self._flush()
+
+    def _one(self, output: Output) -> None:
+        row = output_row(output)
+        digest = row_hash(row)
+        if output.merge:
+            key = output.key
+            record = self.store.import_record(self.file_id, key)
+            if record is not None and (not self.rewrite or record.sync_id == self.sync_id):
+                self._merge(output, record)
+                return
+        else:
+            key, record = self._free_key(output.key)
+        if record is not None:
+            if record.content_hash == digest:
+                self._seen(record)
+                return
+            self.sync.counts.to_supersede.append(record.message_id)
+        self._append(output, row, key, digest)
+
+    def _free_key(self, base: str) -> tuple[str, ImportRecord | None]:
+        """The key this output takes: ``base``, or ``base#n`` for the n-th identical record.
+
+        When appending, every record is new, so the first unused key; when re-reading a
+        rewritten file, the first key not yet matched in this pass (it may match a record).
+        """
+        number = 0
+        while True:
+            key = base if number == 0 else f"{base}{KEY_SUFFIX}{number}"
+            record = self.store.import_record(self.file_id, key)
+            if record is None:
+                return key, None
+            if self.rewrite and record.sync_id != self.sync_id:
+                return key, record
+            number += 1
+
+    def _seen(self, record: ImportRecord) -> None:
+        if record.sync_id != self.sync_id:
+            self.store.put_import_record(self.file_id, replace(record, sync_id=self.sync_id))
+        self.sync.touch(record.channel)
+
+    def _merge(self, output: Output, record: ImportRecord) -> None:
+        self._flush()
+        stored = self.store.get_message(record.message_id)
+        item = output.item
+        if stored is None or not isinstance(item, ImportedMessage):
+            return
+        row = merged_row(stored, item)
+        self.store.extend_message(record.message_id, row)
+        self.store.put_import_record(
+            self.file_id, replace(record, content_hash=row_hash(row), sync_id=self.sync_id)
+        )
+        self.sync.counts.merged += 1
+
+    def _append(self, output: Output, row: NewMessage, key: str, digest: str) -> None:
+        if self._batch_channel != output.channel:
+            self._flush()
+            self._batch_channel = output.channel
+        self._batch.append((output, row, key, digest))
+
+    def _flush(self) -> None:
+        if not self._batch or self._batch_channel is None:
+            return
+        channel = self._batch_channel
+        batch, self._batch, self._batch_channel = self._batch, [], None
+        touch = self.sync.touch(channel)
+        messages = self.store.append(channel, [row for _, row, _, _ in batch])
+        for (output, row, key, digest), message in zip(batch, messages, strict=True):
+            self.store.put_import_record(
+                self.file_id,
+                ImportRecord(
+                    key=key,
+                    channel=channel,
+                    message_id=message.id,
+                    content_hash=digest,
+                    sync_id=self.sync_id,
+                    node=output.node,
+                ),
+            )
+            if isinstance(output.item, ImportedMessage) and output.item.superseded:
+                self.sync.counts.to_supersede.append(message.id)
+            stamp = row.created_at
+            touch.first = stamp if touch.first is None else min(touch.first, stamp)
+            touch.last = stamp if touch.last is None else max(touch.last, stamp)
+        self.sync.counts.added += len(messages)
