@@ -190,7 +190,9 @@ class ThreadBuilder:
         cut = len(self._items)
         for index, item in enumerate(self._items):
             if (before_line is not None and _line_start(item) >= before_line) or (
-                isinstance(item, _CompactionDraft) and item is self._pending and item.summary is None
+                isinstance(item, _CompactionDraft)
+                and item is self._pending
+                and item.summary is None
             ):
                 cut = index
                 break

@@ -35,7 +35,7 @@ from recallbox.importers.claude_code import (
     _parent_of,
     _unknown_key,
 )
-from recallbox.importers.records import FORMAT_CLAUDE_CODE, ImportedMessage, ThreadItem
+from recallbox.importers.records import FORMAT_CLAUDE_CODE, ThreadItem
 from recallbox.importers.stream import NodeIndex, Output, SourceLine
 from recallbox.storage.base import ImportNode
 
@@ -224,8 +224,8 @@ class ClaudeCodeReader:
             if not final and thread.builder.held_items < DRAIN_ITEMS:
                 continue
             parts: dict[str, int] = {}
-            for item in thread.builder.drain(final=final, before_line=before):
-                out.append(self._output(thread, item, parts))
+            drained = thread.builder.drain(final=final, before_line=before)
+            out.extend(self._output(thread, item, parts) for item in drained)
             keep_from = thread.builder.first_held_line()
             if keep_from is None:
                 thread.keys.clear()

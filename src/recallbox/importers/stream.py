@@ -105,9 +105,9 @@ class MemoryNodeIndex:
     def last_conversational(self, root: str, side: bool) -> str | None:
         best: ImportNode | None = None
         for node in self.nodes.values():
-            if node.root == root and node.side == side and node.conversational:
-                if best is None or node.line > best.line:
-                    best = node
+            in_tree = node.root == root and node.side == side and node.conversational
+            if in_tree and (best is None or node.line > best.line):
+                best = node
         return best.uuid if best else None
 
 
@@ -137,9 +137,7 @@ class StreamReader(Protocol):
         """A JSON object to resume from."""
 
 
-def read_lines(
-    path: Path, *, start_byte: int = 0, start_line: int = 0
-) -> Iterator[SourceLine]:
+def read_lines(path: Path, *, start_byte: int = 0, start_line: int = 0) -> Iterator[SourceLine]:
     """The lines of ``path`` after byte ``start_byte`` (line numbers continue ``start_line``).
 
     The last line is yielded even without a newline; the caller decides whether it is a

@@ -144,11 +144,11 @@ def files_to_import(
             if format == FORMAT_CLAUDE_CODE and item.name.startswith(COMPACTION_AGENT_PREFIX):
                 continue
             add(item)
-            if format == FORMAT_CLAUDE_CODE and item.is_file():
-                if not item.name.startswith(AGENT_FILE_PREFIX):
-                    for agent in _subagent_files(item, item.stem):
-                        if not agent.name.startswith(COMPACTION_AGENT_PREFIX):
-                            add(agent, item.stem)
+            session = not item.name.startswith(AGENT_FILE_PREFIX)
+            if format == FORMAT_CLAUDE_CODE and session and item.is_file():
+                for agent in _subagent_files(item, item.stem):
+                    if not agent.name.startswith(COMPACTION_AGENT_PREFIX):
+                        add(agent, item.stem)
     return found
 
 
@@ -408,7 +408,9 @@ class _FileSync:
                     hasher, status = candidate, STATUS_APPENDED
         with self.store.transaction():
             file = known or ImportFile(str(path), self.format)
-            file = self.store.save_import_file(replace(file, path=str(path), identity=self.identity))
+            file = self.store.save_import_file(
+                replace(file, path=str(path), identity=self.identity)
+            )
             if status == STATUS_RESYNCED:
                 self.store.reset_import_nodes(file.id)
             sync_id = file.sync_count + 1

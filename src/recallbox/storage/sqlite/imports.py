@@ -256,7 +256,10 @@ class ImportLedgerMixin:
     def next_live_message(self, message_id: str) -> str:
         live = "m2.superseded_by IS NULL AND m2.pending = 0 AND m2.uid != m1.uid"
         with self.pool.reading() as conn:
-            for order in ("m2.seq > m1.seq ORDER BY m2.seq", "m2.seq < m1.seq ORDER BY m2.seq DESC"):
+            for order in (
+                "m2.seq > m1.seq ORDER BY m2.seq",
+                "m2.seq < m1.seq ORDER BY m2.seq DESC",
+            ):
                 row = conn.execute(
                     "SELECT m2.uid FROM messages m1 JOIN messages m2 ON m2.thread_id = m1.thread_id "
                     f"WHERE m1.uid = ? AND {live} AND {order} LIMIT 1",
