@@ -141,7 +141,9 @@ def read_lines(path: Path, *, start_byte: int = 0, start_line: int = 0) -> Itera
     """The lines of ``path`` after byte ``start_byte`` (line numbers continue ``start_line``).
 
     The last line is yielded even without a newline; the caller decides whether it is a
-    truncated tail (see :func:`decode_line`).
+    truncated tail (see :func:`decode_line`). When ``start_byte`` is inside a line (the last
+    read ended with a complete record that had no newline yet), the rest of that line keeps
+    its number ``start_line``.
 
     Raises:
         NotFound: there is no file at ``path``.
@@ -151,8 +153,13 @@ def read_lines(path: Path, *, start_byte: int = 0, start_line: int = 0) -> Itera
     except FileNotFoundError as exc:
         raise NotFound(f"no transcript file at {path}; check the path") from exc
     with stream:
+        number = start_line
+        if start_byte > 0:
+            stream.seek(start_byte - 1)
+            if stream.read(1) != b"\n":
+                number -= 1
         stream.seek(start_byte)
-        offset, number = start_byte, start_line
+        offset = start_byte
         for raw in stream:
             number += 1
             yield SourceLine(number=number, start=offset, end=offset + len(raw), raw=raw)

@@ -582,12 +582,18 @@ class _FileSync:
         self.counts.to_supersede.extend(vanished)
 
     def _supersede_collected(self) -> None:
+        """Mark the collected messages superseded by the next live message. All are marked
+        first (by themselves), so none of them is chosen as another one's replacement."""
+        marked: list[str] = []
         for message_id in dict.fromkeys(self.counts.to_supersede):
             message = self.store.get_message(message_id)
             if message is None or message.superseded_by is not None:
                 continue
+            self.store.set_superseded(message_id, message_id)
+            marked.append(message_id)
+        for message_id in marked:
             self.store.set_superseded(message_id, self.store.next_live_message(message_id))
-            self.counts.superseded += 1
+        self.counts.superseded += len(marked)
         self.counts.to_supersede.clear()
 
     def _set_titles(self, reader: StreamReader, file_id: int) -> None:
