@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from recallbox.cli import cli
@@ -95,3 +96,62 @@ def test_version_is_fast_and_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "0.1.0" in out.stdout
     assert "HEAVY []" in out.stdout
+
+
+FIXTURES = Path(__file__).parent / "importers" / "fixtures"
+
+
+def test_import_reports_then_adds_nothing_on_the_second_run(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    projects = str(FIXTURES / "claude-code" / "projects")
+    code, out = run("--db", db, "import", "claude-code", projects)
+    assert code == 0
+    assert out.splitlines()[0] == (
+        "claude-code: 4 file(s), 40 record(s) read, 31 message(s) added, 1 line(s) skipped, "
+        "0 error(s)"
+    )
+    assert "skipped line 32: invalid JSON" in out and "file-history-snapshot ×1" in out
+    code, out = run("--db", db, "import", "claude-code", projects, "--json")
+    report = json.loads(out)
+    assert (code, report["added"], report["records"]) == (0, 0, 0)
+    assert {f["status"] for f in report["files"]} == {"unchanged"}
+    code, out = run("--db", db, "thread", "list")
+    assert "claude-code:7f3c2a10-5b6d-4e8f-9a01-23456789abcd  generations=2 messages=22" in out
+
+
+def test_import_json_lists_skipped_lines_and_errors(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    codex = FIXTURES / "codex" / "sessions"
+    code, out = run(
+        "--db", db, "import", "codex", str(codex), str(tmp_path / "gone.jsonl"), "--json"
+    )
+    report = json.loads(out)
+    assert code == 1  # a file failed; the others were imported
+    assert [f["status"] for f in report["files"]] == ["new", "new", "error"]
+    assert report["files"][1]["skipped"] == [
+        {"line": 25, "reason": "invalid JSON: Expecting value (column 1)"}
+    ]
+    assert report["errors"] == 1 and report["added"] == 22
+
+
+def test_import_openai_needs_paths(tmp_path: Path) -> None:
+    code, out = run("--db", str(tmp_path / "x.db"), "import", "openai")
+    assert code == 2 and "no default location" in out
+
+
+def test_import_watch_resyncs_until_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("time.sleep", sleep)
+    chat = str(FIXTURES / "openai" / "chat.json")
+    code, out = run("--db", str(tmp_path / "x.db"), "import", "openai", chat, "--watch", "--json")
+    assert code == 130 and sleeps == [5.0, 5.0]
+    documents = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [d["added"] for d in documents] == [7, 0]
