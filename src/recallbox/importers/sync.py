@@ -260,9 +260,25 @@ def tail_hash(path: Path, end: int) -> str:
 
 def row_hash(row: NewMessage) -> str:
     """What a message says (role, kind, text, tool calls, link): detects a changed record."""
-    payload = [row.role, row.kind, row.content, row.tool_calls, row.tool_call_id]
-    text = json.dumps(payload, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
-    return hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (row.role, row.kind, row.tool_call_id or "", row.content):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    if row.tool_calls is not None:
+        calls = json.dumps(row.tool_calls, ensure_ascii=True, sort_keys=True)
+        digest.update(calls.encode("ascii"))
+    return digest.hexdigest()
+
+
+def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Metadata with lone surrogates (from ``\\ud800``-style JSON escapes) replaced, so it can
+    be stored and printed as UTF-8; untouched when it is already clean (the usual case)."""
+    try:
+        json.dumps(metadata, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        cleaned: dict[str, Any] = normalize_json(metadata)
+        return cleaned
+    return metadata
 
 
 # --- rows ----------------------------------------------------------------------------------
@@ -274,7 +290,7 @@ def output_row(output: Output) -> NewMessage:
     metadata = dict(item.metadata)
     if output.parent_channel is not None:
         metadata["parent_channel"] = output.parent_channel
-    metadata = normalize_json(metadata)
+    metadata = clean_metadata(metadata)
     if isinstance(item, Compaction):
         return build_row_from_mapping(
             {
@@ -315,7 +331,7 @@ def merged_row(stored: Message, continuation: ImportedMessage) -> NewMessage:
             "kind": stored.kind,
             "model_visible": stored.model_visible,
             "created_at": stored.created_at,
-            "metadata": normalize_json(metadata),
+            "metadata": clean_metadata(metadata),
         }
     )
 
@@ -324,12 +340,16 @@ def merged_row(stored: Message, continuation: ImportedMessage) -> NewMessage:
 
 
 class _LedgerNodes:
-    """The reader's :class:`~recallbox.importers.stream.NodeIndex` over the ledger."""
+    """The reader's :class:`~recallbox.importers.stream.NodeIndex` over the ledger.
+
+    New nodes are buffered and written in batches; until then the cache answers for them.
+    """
 
     def __init__(self, store: SyncStore, file_id: int) -> None:
         self._store = store
         self._file_id = file_id
         self._cache: dict[str, ImportNode] = {}
+        self._pending: list[ImportNode] = []
 
     def get(self, uuid: str) -> ImportNode | None:
         node = self._cache.get(uuid)
@@ -338,13 +358,20 @@ class _LedgerNodes:
         return node
 
     def add(self, node: ImportNode) -> None:
-        self._store.add_import_node(self._file_id, node)
         if len(self._cache) >= NODE_CACHE_SIZE:
+            self.flush()
             self._cache.clear()
         self._cache[node.uuid] = node
+        self._pending.append(node)
 
     def last_conversational(self, root: str, side: bool) -> str | None:
+        self.flush()
         return self._store.last_conversational_node(self._file_id, root, side)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._store.add_import_nodes(self._file_id, self._pending)
+            self._pending = []
 
 
 @dataclass(slots=True)
@@ -378,6 +405,7 @@ class _FileSync:
         self.counts = _Counts()
         self.source_name = normalize_source_name(str(item.path))
         self.identity = file_identity(item.path)
+        self.nodes: _LedgerNodes | None = None
 
     def run(self) -> FileImportReport:
         path = self.path
@@ -470,11 +498,9 @@ class _FileSync:
     def _reader(self, file: ImportFile, fresh: bool) -> StreamReader:
         state = {} if fresh else file.state
         if self.format == FORMAT_CLAUDE_CODE:
+            self.nodes = _LedgerNodes(self.store, file.id)
             return ClaudeCodeReader(
-                self.path,
-                nodes=_LedgerNodes(self.store, file.id),
-                state=state,
-                parent_session=self.parent_session,
+                self.path, nodes=self.nodes, state=state, parent_session=self.parent_session
             )
         if self.format == FORMAT_CODEX:
             return CodexReader(self.path, state=state)
@@ -511,6 +537,8 @@ class _FileSync:
                 self.progress.update(cursor_bytes)
                 next_progress += PROGRESS_EVERY_BYTES
         writer.write(reader.drain(final=True))
+        if self.nodes is not None:
+            self.nodes.flush()
         hold = reader.hold_line()
         prefix_hash = hasher.hexdigest()
         if hold is not None:
@@ -706,7 +734,7 @@ class _Writer:
 
     def _seen(self, record: ImportRecord) -> None:
         if record.sync_id != self.sync_id:
-            self.store.put_import_record(self.file_id, replace(record, sync_id=self.sync_id))
+            self.store.put_import_records(self.file_id, [replace(record, sync_id=self.sync_id)])
         self.sync.touch(record.channel)
 
     def _merge(self, output: Output, record: ImportRecord) -> None:
@@ -717,8 +745,8 @@ class _Writer:
             return
         row = merged_row(stored, item)
         self.store.extend_message(record.message_id, row)
-        self.store.put_import_record(
-            self.file_id, replace(record, content_hash=row_hash(row), sync_id=self.sync_id)
+        self.store.put_import_records(
+            self.file_id, [replace(record, content_hash=row_hash(row), sync_id=self.sync_id)]
         )
         self.sync.counts.merged += 1
 
@@ -735,9 +763,9 @@ class _Writer:
         batch, self._batch, self._batch_channel = self._batch, [], None
         touch = self.sync.touch(channel)
         messages = self.store.append(channel, [row for _, row, _, _ in batch])
+        records = []
         for (output, row, key, digest), message in zip(batch, messages, strict=True):
-            self.store.put_import_record(
-                self.file_id,
+            records.append(
                 ImportRecord(
                     key=key,
                     channel=channel,
@@ -745,11 +773,12 @@ class _Writer:
                     content_hash=digest,
                     sync_id=self.sync_id,
                     node=output.node,
-                ),
+                )
             )
             if isinstance(output.item, ImportedMessage) and output.item.superseded:
                 self.sync.counts.to_supersede.append(message.id)
             stamp = row.created_at
             touch.first = stamp if touch.first is None else min(touch.first, stamp)
             touch.last = stamp if touch.last is None else max(touch.last, stamp)
+        self.store.put_import_records(self.file_id, records)
         self.sync.counts.added += len(messages)

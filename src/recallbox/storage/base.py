@@ -184,8 +184,8 @@ class ImportLedger(Protocol):
     def import_record(self, file_id: int, key: str) -> ImportRecord | None:
         """The record ``key`` of a file, or ``None``."""
 
-    def put_import_record(self, file_id: int, record: ImportRecord) -> None:
-        """Insert or replace the record ``record.key`` of a file."""
+    def put_import_records(self, file_id: int, records: Sequence[ImportRecord]) -> None:
+        """Insert or replace records of a file (by key)."""
 
     def vanished_import_records(self, file_id: int, sync_id: int) -> Iterator[ImportRecord]:
         """The records of a file last seen before ``sync_id`` (a rewrite dropped them)."""
@@ -193,8 +193,8 @@ class ImportLedger(Protocol):
     def import_node(self, file_id: int, uuid: str) -> ImportNode | None:
         """A node of a file's branch forest, or ``None``."""
 
-    def add_import_node(self, file_id: int, node: ImportNode) -> None:
-        """Add a node to a file's branch forest (a node already there is kept)."""
+    def add_import_nodes(self, file_id: int, nodes: Sequence[ImportNode]) -> None:
+        """Add nodes to a file's branch forest (a node already there is kept)."""
 
     def last_conversational_node(self, file_id: int, root: str, side: bool) -> str | None:
         """The uuid of the last conversational node (by line) of one tree of a file."""

@@ -161,23 +161,18 @@ class ImportLedgerMixin:
             ).fetchone()
         return _record(row) if row else None
 
-    def put_import_record(self, file_id: int, record: ImportRecord) -> None:
+    def put_import_records(self, file_id: int, records: Sequence[ImportRecord]) -> None:
         with self.pool.transaction() as conn:
-            conn.execute(
+            conn.executemany(
                 "INSERT INTO import_records (file_id, record_key, channel, message_uid, node, "
                 "content_hash, sync_id) VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (file_id, record_key) DO UPDATE SET channel = excluded.channel, "
                 "message_uid = excluded.message_uid, node = excluded.node, "
                 "content_hash = excluded.content_hash, sync_id = excluded.sync_id",
-                (
-                    file_id,
-                    record.key,
-                    record.channel,
-                    record.message_id,
-                    record.node,
-                    record.content_hash,
-                    record.sync_id,
-                ),
+                [
+                    (file_id, r.key, r.channel, r.message_id, r.node, r.content_hash, r.sync_id)
+                    for r in records
+                ],
             )
 
     def vanished_import_records(self, file_id: int, sync_id: int) -> Iterator[ImportRecord]:
@@ -198,22 +193,25 @@ class ImportLedgerMixin:
             ).fetchone()
         return _node(row) if row else None
 
-    def add_import_node(self, file_id: int, node: ImportNode) -> None:
+    def add_import_nodes(self, file_id: int, nodes: Sequence[ImportNode]) -> None:
         with self.pool.transaction() as conn:
-            conn.execute(
+            conn.executemany(
                 "INSERT INTO import_nodes (file_id, uuid, parent, root, side, conversational, "
                 "line, superseded) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (file_id, uuid) DO NOTHING",
-                (
-                    file_id,
-                    node.uuid,
-                    node.parent,
-                    node.root,
-                    int(node.side),
-                    int(node.conversational),
-                    node.line,
-                    int(node.superseded),
-                ),
+                [
+                    (
+                        file_id,
+                        n.uuid,
+                        n.parent,
+                        n.root,
+                        int(n.side),
+                        int(n.conversational),
+                        n.line,
+                        int(n.superseded),
+                    )
+                    for n in nodes
+                ],
             )
 
     def last_conversational_node(self, file_id: int, root: str, side: bool) -> str | None:
