@@ -159,7 +159,9 @@ class Box:
 
     def deliver(self, message_id: str) -> Message:
         """Mark a pending message as delivered to the model."""
-        return self.store.set_pending(message_id, False)
+        message = self.store.set_pending(message_id, False)
+        self._refresh_transcript_chunks(message)
+        return message
 
     def supersede(self, message_id: str, by: str) -> Message:
         """Mark ``message_id`` as superseded by message ``by``.
@@ -168,7 +170,9 @@ class Box:
             NotFound: either id is unknown.
         """
         self.message(by)
-        return self.store.set_superseded(message_id, by)
+        message = self.store.set_superseded(message_id, by)
+        self._refresh_transcript_chunks(message)
+        return message
 
     def compact(self, channel: str, summary: str) -> Generation:
         """Close the current generation and open the next with ``summary`` as its first message.
@@ -238,6 +242,15 @@ class Box:
         from recallbox.importers.sync import SyncStore, import_transcripts
 
         return import_transcripts(cast(SyncStore, self.store), format, paths, progress=progress)
+
+    def _refresh_transcript_chunks(self, message: Message) -> None:
+        """Keep an imported thread's chunks in step when one of its messages changes status."""
+        from recallbox.importers.sync import SyncStore, rechunk
+
+        store = cast(SyncStore, self.store)
+        if store.has_transcript_chunks(message.channel):
+            with store.transaction():
+                rechunk(store, message.channel, message.seq)
 
     # -- health ----------------------------------------------------------------------------
     def doctor(self, *, repair: bool = False) -> DoctorReport:

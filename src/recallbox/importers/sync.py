@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 from recallbox.domains.messages import build_row_from_mapping
 from recallbox.domains.privacy import file_identity, normalize_source_name
+from recallbox.domains.transcripts import chunk_messages
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.importers._common import join_parts
 from recallbox.importers.claude_code import (
@@ -379,6 +380,10 @@ class _ThreadTouch:
     created: bool
     first: datetime | None = None
     last: datetime | None = None
+    changed_from: int | None = None  # the lowest seq this sync added or changed
+
+    def changed(self, seq: int) -> None:
+        self.changed_from = seq if self.changed_from is None else min(self.changed_from, seq)
 
 
 @dataclass(slots=True)
@@ -450,6 +455,7 @@ class _FileSync:
             if status == STATUS_RESYNCED:
                 self._supersede_vanished(file.id, sync_id)
             self._supersede_collected()
+            self._rechunk()
             self._finish_threads()
             self.store.save_import_file(
                 replace(
@@ -603,7 +609,8 @@ class _FileSync:
                 else:
                     revive.append(message_id)
         for message_id in revive:
-            self.store.set_superseded(message_id, None)
+            message = self.store.set_superseded(message_id, None)
+            self.touch(message.channel).changed(message.seq)
 
     def _supersede_vanished(self, file_id: int, sync_id: int) -> None:
         vanished = [r.message_id for r in self.store.vanished_import_records(file_id, sync_id)]
@@ -619,6 +626,7 @@ class _FileSync:
                 continue
             self.store.set_superseded(message_id, message_id)
             marked.append(message_id)
+            self.touch(message.channel).changed(message.seq)
         for message_id in marked:
             self.store.set_superseded(message_id, self.store.next_live_message(message_id))
         self.counts.superseded += len(marked)
@@ -649,12 +657,25 @@ class _FileSync:
             self.counts.channels[channel] = touch
         return touch
 
+    def _rechunk(self) -> None:
+        for channel, touch in self.counts.channels.items():
+            if touch.changed_from is not None:
+                rechunk(self.store, channel, touch.changed_from)
+
     def _finish_threads(self) -> None:
         for channel, touch in self.counts.channels.items():
             if touch.first is not None and touch.last is not None:
                 self.store.set_thread_times(
                     channel, touch.first, touch.last, replace_last=touch.created
                 )
+
+
+def rechunk(store: SyncStore, channel: str, changed_from: int) -> int:
+    """Re-chunk a thread from the chunk holding its first change at ``changed_from`` (DESIGN
+    §4.5: lines appended to a transcript replace only its last chunk). Returns chunks written."""
+    start = store.chunk_restart_seq(channel, changed_from)
+    sources = store.iter_chunk_sources(channel, start)
+    return store.replace_transcript_chunks(channel, start, chunk_messages(sources))
 
 
 def _line_start(path: Path, line_number: int) -> tuple[int, int, str]:
@@ -745,6 +766,7 @@ class _Writer:
             return
         row = merged_row(stored, item)
         self.store.extend_message(record.message_id, row)
+        self.sync.touch(stored.channel).changed(stored.seq)
         self.store.put_import_records(
             self.file_id, [replace(record, content_hash=row_hash(row), sync_id=self.sync_id)]
         )
@@ -763,6 +785,7 @@ class _Writer:
         batch, self._batch, self._batch_channel = self._batch, [], None
         touch = self.sync.touch(channel)
         messages = self.store.append(channel, [row for _, row, _, _ in batch])
+        touch.changed(messages[0].seq)
         records = []
         for (output, row, key, digest), message in zip(batch, messages, strict=True):
             records.append(

@@ -8,7 +8,7 @@ an embedding model. Domain code talks to this protocol only; no driver is import
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -218,9 +218,59 @@ class ImportLedger(Protocol):
         """Replace a message's content, tool calls and metadata (records of one API message
         arriving in two syncs); indexes follow through their triggers."""
 
+    def chunk_restart_seq(self, channel: str, seq: int) -> int:
+        """Where re-chunking must start to take in a change at ``seq``: the first seq of the
+        chunk holding (or preceding) ``seq``; ``seq`` itself when no chunk starts before it."""
+
+    def iter_chunk_sources(self, channel: str, from_seq: int) -> Iterator[ChunkSource]:
+        """The searchable messages of a thread from ``from_seq`` on, in order (streamed)."""
+
+    def replace_transcript_chunks(
+        self, channel: str, from_seq: int, chunks: Iterable[TranscriptChunk]
+    ) -> int:
+        """Make ``chunks`` the thread's chunks from ``from_seq`` on: a chunk whose text is
+        unchanged is kept, a changed one rewritten, one no longer produced removed (chunks are
+        an index, not history). Returns how many chunks were written."""
+
+    def has_transcript_chunks(self, channel: str) -> bool:
+        """Whether a thread is chunked (an imported thread with searchable messages)."""
+
+    def transcript_chunks(self, channel: str) -> list[tuple[int, str, TranscriptChunk]]:
+        """``(rowid, content hash, chunk)`` of every chunk of a thread, in order."""
+
     def set_thread_times(
         self, channel: str, first: datetime, last: datetime, *, replace_last: bool
     ) -> None:
         """Date an imported thread by its transcript: ``created_at`` (and generation 1's
         ``opened_at``) move back to ``first``; ``last_activity`` becomes ``last`` (with
         ``replace_last``, for a thread this import created) or the later of the two."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSource:
+    """One message as the chunker sees it."""
+
+    id: str
+    seq: int
+    generation: int
+    role: str
+    content: str
+    tool_calls: list[dict[str, Any]] | None = None
+    source: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptChunk:
+    """Consecutive messages of one generation (or one part of a long message)."""
+
+    first_seq: int
+    part: int
+    last_seq: int
+    generation: int
+    message_ids: tuple[str, ...]
+    text: str
+    source: str | None
+    line_start: int | None
+    line_end: int | None

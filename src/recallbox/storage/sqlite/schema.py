@@ -201,5 +201,40 @@ _M003_IMPORTS = [
     "CREATE INDEX import_nodes_leaf ON import_nodes (file_id, side, root, conversational, line)",
 ]
 
-MIGRATIONS.append((3, "transcript import ledger: files, records, branch nodes", _M003_IMPORTS))
+# The transcripts domain (DESIGN §4.5): imported threads as chunks of consecutive turns, keyed
+# by (thread, first seq, part), with their own ranked FTS5 index (external content, old-value
+# triggers, checked by ``doctor``).
+TRANSCRIPT_CHUNKS_FTS = FtsIndex(
+    name="transcript_chunks_fts",
+    content_table="transcript_chunks",
+    columns=("content_seg",),
+    options="tokenize='porter unicode61 remove_diacritics 2'",
+    probe="token",
+)
+FTS_INDEXES[TRANSCRIPT_CHUNKS_FTS.name] = TRANSCRIPT_CHUNKS_FTS
+
+_M003_IMPORTS += [
+    """CREATE TABLE transcript_chunks (
+        id INTEGER PRIMARY KEY,
+        thread_id INTEGER NOT NULL REFERENCES threads(id),
+        generation_id INTEGER NOT NULL REFERENCES generations(id),
+        first_seq INTEGER NOT NULL,
+        part INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL,
+        message_ids TEXT NOT NULL,
+        source TEXT,
+        line_start INTEGER,
+        line_end INTEGER,
+        content TEXT NOT NULL,
+        content_seg TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        UNIQUE (thread_id, first_seq, part)
+    )""",
+    TRANSCRIPT_CHUNKS_FTS.create_sql(),
+    *TRANSCRIPT_CHUNKS_FTS.trigger_sql(),
+]
+
+MIGRATIONS.append(
+    (3, "transcript import ledger (files, records, branch nodes) and chunks", _M003_IMPORTS)
+)
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -1,0 +1,139 @@
+"""The transcripts domain: imported threads as chunks of consecutive turns (DESIGN §4.5).
+
+Rules (records and rules only; the store keeps the rows):
+
+* Only imported threads are chunked, and only their searchable messages: kind ``message``,
+  model-visible, not pending, not superseded (machine events and compaction summaries are not
+  evidence).
+* A chunk packs consecutive messages while its text stays within
+  :data:`TRANSCRIPT_CHUNK_TOKENS` (by :func:`recallbox.estimate_tokens`), and never crosses a
+  generation. A message longer than that is cut into parts at line or sentence ends, each
+  part a chunk of its own.
+* A chunk's id is its thread and first ``seq`` (``<channel>@<seq>``; a further part of one
+  long message ``<channel>@<seq>.<part>``). Chunking is greedy from a chunk start, so
+  re-chunking from the last chunk's start gives exactly what chunking the whole thread would:
+  lines appended to a transcript replace only its last chunk.
+* A chunk carries its message ids (in order), the source file and the source line range.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from recallbox.storage.base import ChunkSource, TranscriptChunk
+from recallbox.text.tokens import estimate_tokens
+
+TRANSCRIPT_CHUNK_TOKENS = 500
+CHUNK_ID_SEPARATOR = "@"
+PART_SEPARATOR = "."
+MESSAGE_SEPARATOR = "\n\n"
+CUT_MARKS = ("\n", ". ", "! ", "? ", "。", "！", "？", "; ")
+MIN_CUT_FRACTION = 0.5
+"""A part is cut at a line or sentence end only past this fraction of its budget."""
+
+
+def chunk_id(channel: str, first_seq: int, part: int = 0) -> str:
+    """``<channel>@<first seq>`` (``.<part>`` for the further parts of one long message)."""
+    base = f"{channel}{CHUNK_ID_SEPARATOR}{first_seq}"
+    return base if part == 0 else f"{base}{PART_SEPARATOR}{part}"
+
+
+def parse_chunk_id(value: str) -> tuple[str, int, int] | None:
+    """``(channel, first seq, part)`` of a chunk id, or ``None`` when it is not one."""
+    channel, separator, tail = value.rpartition(CHUNK_ID_SEPARATOR)
+    if not separator or not channel:
+        return None
+    seq_text, _, part_text = tail.partition(PART_SEPARATOR)
+    if not seq_text.isdigit() or (part_text and not part_text.isdigit()):
+        return None
+    return channel, int(seq_text), int(part_text or 0)
+
+
+def message_text(message: ChunkSource) -> str:
+    """A message as it reads in a chunk: ``[role] content``, then one line per tool call."""
+    lines = [f"[{message.role}] {message.content}".rstrip()]
+    for call in message.tool_calls or ():
+        arguments = json.dumps(call.get("arguments"), ensure_ascii=False)
+        lines.append(f"[{message.role} → {call.get('name')}] {arguments}")
+    return "\n".join(lines)
+
+
+def split_to_budget(text: str, budget: int = TRANSCRIPT_CHUNK_TOKENS) -> list[str]:
+    """``text`` cut into parts of at most ``budget`` estimated tokens, at a line or sentence
+    end when one falls in the second half of a part, else hard."""
+    parts: list[str] = []
+    rest = text
+    while estimate_tokens(rest) > budget:
+        end = _fit(rest, budget)
+        cut = _last_mark(rest, end)
+        parts.append(rest[:cut])
+        rest = rest[cut:]
+    if rest or not parts:
+        parts.append(rest)
+    return parts
+
+
+def _fit(text: str, budget: int) -> int:
+    """The longest prefix length whose estimate is within ``budget`` (binary search)."""
+    low, high = 1, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(text[:middle]) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _last_mark(text: str, end: int) -> int:
+    floor = int(end * MIN_CUT_FRACTION)
+    best = max((text.rfind(mark, floor, end) + len(mark) for mark in CUT_MARKS), default=-1)
+    return best if best > floor else end
+
+
+def chunk_messages(
+    messages: Iterable[ChunkSource], budget: int = TRANSCRIPT_CHUNK_TOKENS
+) -> Iterator[TranscriptChunk]:
+    """Pack messages (in thread order, searchable ones only) into chunks; streams."""
+    pending: list[ChunkSource] = []
+    texts: list[str] = []
+
+    def flush() -> Iterator[TranscriptChunk]:
+        if pending:
+            yield _chunk(pending, MESSAGE_SEPARATOR.join(texts))
+            pending.clear()
+            texts.clear()
+
+    for message in messages:
+        text = message_text(message)
+        if pending and message.generation != pending[0].generation:
+            yield from flush()
+        if estimate_tokens(text) > budget:
+            yield from flush()
+            for part, piece in enumerate(split_to_budget(text, budget)):
+                yield _chunk([message], piece, part=part)
+            continue
+        joined = MESSAGE_SEPARATOR.join([*texts, text])
+        if pending and estimate_tokens(joined) > budget:
+            yield from flush()
+        pending.append(message)
+        texts.append(text)
+    yield from flush()
+
+
+def _chunk(messages: list[ChunkSource], text: str, *, part: int = 0) -> TranscriptChunk:
+    starts = [m.line_start for m in messages if m.line_start is not None]
+    ends = [m.line_end for m in messages if m.line_end is not None]
+    sources = [m.source for m in messages if m.source]
+    return TranscriptChunk(
+        first_seq=messages[0].seq,
+        part=part,
+        last_seq=messages[-1].seq,
+        generation=messages[0].generation,
+        message_ids=tuple(m.id for m in messages),
+        text=text,
+        source=sources[0] if sources else None,
+        line_start=min(starts) if starts else None,
+        line_end=max(ends) if ends else None,
+    )
