@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import resource
@@ -303,6 +304,8 @@ def _run_child(path: Path, heap: bool, repeats: int) -> dict[str, Any]:
 
 
 def _commit() -> str:
+    if os.environ.get("BENCH_COMMIT"):  # a run from an exported snapshot of a commit
+        return os.environ["BENCH_COMMIT"]
     try:
         return subprocess.run(
             ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
