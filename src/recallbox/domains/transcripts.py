@@ -19,10 +19,12 @@ Rules (records and rules only; the store keeps the rows):
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 
 from recallbox.storage.base import ChunkSource, TranscriptChunk
-from recallbox.text.tokens import estimate_tokens
+from recallbox.text.cjk import cjk_count, is_cjk_char
+from recallbox.text.tokens import NON_CJK_CHARS_PER_TOKEN
 
 TRANSCRIPT_CHUNK_TOKENS = 500
 CHUNK_ID_SEPARATOR = "@"
@@ -59,31 +61,46 @@ def message_text(message: ChunkSource) -> str:
     return "\n".join(lines)
 
 
+def _tokens(non_cjk: int, cjk: int) -> int:
+    """:func:`recallbox.estimate_tokens` from character counts (the counts add up)."""
+    return math.ceil(non_cjk / NON_CJK_CHARS_PER_TOKEN) + cjk
+
+
+def _counts(text: str) -> tuple[int, int]:
+    cjk = 0 if text.isascii() else cjk_count(text)
+    return len(text) - cjk, cjk
+
+
 def split_to_budget(text: str, budget: int = TRANSCRIPT_CHUNK_TOKENS) -> list[str]:
     """``text`` cut into parts of at most ``budget`` estimated tokens, at a line or sentence
     end when one falls in the second half of a part, else hard."""
     parts: list[str] = []
-    rest = text
-    while estimate_tokens(rest) > budget:
-        end = _fit(rest, budget)
-        cut = _last_mark(rest, end)
-        parts.append(rest[:cut])
-        rest = rest[cut:]
-    if rest or not parts:
-        parts.append(rest)
+    start = 0
+    while start < len(text) and _tokens(*_counts(text[start:])) > budget:
+        end = start + _fit(text, start, budget)
+        cut = start + _last_mark(text[start:end], end - start)
+        parts.append(text[start:cut])
+        start = cut
+    if start < len(text) or not parts:
+        parts.append(text[start:])
     return parts
 
 
-def _fit(text: str, budget: int) -> int:
-    """The longest prefix length whose estimate is within ``budget`` (binary search)."""
-    low, high = 1, len(text)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if estimate_tokens(text[:middle]) <= budget:
-            low = middle
+def _fit(text: str, start: int, budget: int) -> int:
+    """The longest length of ``text[start:]`` whose estimate is within ``budget`` (one pass)."""
+    limit = budget * NON_CJK_CHARS_PER_TOKEN
+    window = text[start : start + limit]
+    if window.isascii():
+        return max(1, len(window))
+    non_cjk = cjk = 0
+    for index, char in enumerate(window):
+        if is_cjk_char(char):
+            cjk += 1
         else:
-            high = middle - 1
-    return low
+            non_cjk += 1
+        if _tokens(non_cjk, cjk) > budget:
+            return max(1, index)
+    return max(1, len(window))
 
 
 def _last_mark(text: str, end: int) -> int:
@@ -98,27 +115,34 @@ def chunk_messages(
     """Pack messages (in thread order, searchable ones only) into chunks; streams."""
     pending: list[ChunkSource] = []
     texts: list[str] = []
+    non_cjk = cjk = 0  # character counts of the pending chunk's text
 
     def flush() -> Iterator[TranscriptChunk]:
+        nonlocal non_cjk, cjk
         if pending:
             yield _chunk(pending, MESSAGE_SEPARATOR.join(texts))
             pending.clear()
             texts.clear()
+            non_cjk = cjk = 0
 
     for message in messages:
         text = message_text(message)
+        text_non_cjk, text_cjk = _counts(text)
         if pending and message.generation != pending[0].generation:
             yield from flush()
-        if estimate_tokens(text) > budget:
+        if _tokens(text_non_cjk, text_cjk) > budget:
             yield from flush()
             for part, piece in enumerate(split_to_budget(text, budget)):
                 yield _chunk([message], piece, part=part)
             continue
-        joined = MESSAGE_SEPARATOR.join([*texts, text])
-        if pending and estimate_tokens(joined) > budget:
+        separator = len(MESSAGE_SEPARATOR) if pending else 0
+        if pending and _tokens(non_cjk + separator + text_non_cjk, cjk + text_cjk) > budget:
             yield from flush()
+            separator = 0
         pending.append(message)
         texts.append(text)
+        non_cjk += separator + text_non_cjk
+        cjk += text_cjk
     yield from flush()
 
 

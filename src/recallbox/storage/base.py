@@ -274,3 +274,14 @@ class TranscriptChunk:
     source: str | None
     line_start: int | None
     line_end: int | None
+
+
+class SessionWindowStore(Protocol):
+    """The reads behind the sessions bucket (DESIGN §4.5)."""
+
+    def session_window(self, message_id: str, radius: int) -> list[Message]:
+        """The hit and up to ``radius`` searchable messages before and after it in its thread,
+        in order; ``[]`` when the hit is not searchable or its thread is denied."""
+
+    def get_thread(self, channel: str) -> Thread | None:
+        """The thread for ``channel`` or ``None``."""

@@ -45,11 +45,12 @@ leaf(uuid) AS (
     WHERE file_id = :file AND side = :side AND root = :root AND conversational = 1
     ORDER BY line DESC LIMIT 1
 ),
-line(uuid) AS (
+line(uuid) AS MATERIALIZED (
     SELECT uuid FROM leaf
     UNION
-    SELECT n.parent FROM line JOIN import_nodes n ON n.file_id = :file AND n.uuid = line.uuid
-    WHERE n.parent IS NOT NULL AND n.side = :side
+    SELECT (SELECT n.parent FROM import_nodes n
+            WHERE n.file_id = :file AND n.uuid = line.uuid AND n.side = :side)
+    FROM line WHERE line.uuid IS NOT NULL
 ),
 walk(uuid, sup) AS (
     SELECT n.uuid, CASE WHEN n.uuid IN (SELECT uuid FROM line) THEN 0
@@ -58,9 +59,9 @@ walk(uuid, sup) AS (
     UNION
     SELECT c.uuid, CASE WHEN c.uuid IN (SELECT uuid FROM line) THEN 0
                         WHEN c.conversational THEN 1 ELSE w.sup END
-    FROM walk w JOIN import_nodes c
-      ON c.file_id = :file AND c.side = :side AND c.parent = w.uuid AND c.root = :root
-    WHERE c.uuid != :root
+    FROM walk w CROSS JOIN import_nodes c INDEXED BY import_nodes_children
+      ON c.file_id = :file AND c.side = :side AND c.parent = w.uuid
+    WHERE c.root = :root AND c.uuid != :root
 )
 SELECT w.uuid, max(w.sup) FROM walk w JOIN import_nodes n ON n.file_id = :file AND n.uuid = w.uuid
 GROUP BY w.uuid HAVING :full OR max(w.sup) != max(n.superseded)

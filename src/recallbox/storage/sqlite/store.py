@@ -23,6 +23,7 @@ from recallbox.storage.sqlite.schema import (
     MIGRATIONS,
     THREAD_ALLOWED_SQL,
 )
+from recallbox.storage.sqlite.sessions import SessionWindowMixin
 from recallbox.text.cjk import segment
 from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
 
@@ -97,7 +98,7 @@ def row_to_message(row: Sequence[Any]) -> Message:
     )
 
 
-class SQLiteStore(ImportLedgerMixin):
+class SQLiteStore(ImportLedgerMixin, SessionWindowMixin):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
     capabilities: frozenset[str] = frozenset({"fts5", "trigram", "bigram_cjk"})
