@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -220,3 +221,22 @@ def test_superseding_an_imported_message_rebuilds_its_chunk(box: recallbox.Box, 
     box.append("ops", "user", "a live thread is not chunked")
     box.supersede(box.append("ops", "user", "x").id, box.messages("ops")[0].id)
     assert box.store.transcript_chunks("ops") == []
+
+
+def test_chunk_message_ids_respect_the_privacy_gate(box: recallbox.Box, tmp_path: Path):
+    from recallbox.domains.transcripts import chunk_message_ids, skip_shown
+
+    path = tmp_path / f"rollout-2025-10-29T01-00-00-{SESSION}.jsonl"
+    path.write_text(rollout_line(1, "user", "a") + rollout_line(2, "assistant", "b"), "utf-8")
+    box.import_transcripts("codex", path)
+    channel = f"codex:{SESSION}"
+    ids = [m.id for m in box.messages(channel)]
+    store: Any = box.store
+    assert chunk_message_ids(store, f"{channel}@1") == ids
+    assert chunk_message_ids(store, f"{channel}@2") == []
+    assert chunk_message_ids(store, "not a chunk id") == []
+    hits = [f"{channel}@1", "other@1"]
+    best = {f"{channel}@1": ids[1], "other@1": "m_x"}
+    assert skip_shown(hits, {ids[1]}, best.get) == ["other@1"]
+    box.exclude_source(path.name)
+    assert chunk_message_ids(store, f"{channel}@1") == []

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from typing import Protocol, TypeVar
 
 from recallbox.storage.base import ChunkSource, TranscriptChunk
 from recallbox.text.cjk import cjk_count, is_cjk_char
 from recallbox.text.tokens import NON_CJK_CHARS_PER_TOKEN
+
+T = TypeVar("T")
 
 TRANSCRIPT_CHUNK_TOKENS = 500
 CHUNK_ID_SEPARATOR = "@"
@@ -161,3 +164,30 @@ def _chunk(messages: list[ChunkSource], text: str, *, part: int = 0) -> Transcri
         line_start=min(starts) if starts else None,
         line_end=max(ends) if ends else None,
     )
+
+
+class ChunkReader(Protocol):
+    """What :func:`chunk_message_ids` reads of a store."""
+
+    def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:
+        """One chunk of a thread the privacy gate allows, or ``None``."""
+
+
+def chunk_message_ids(store: ChunkReader, chunk_id_value: str) -> list[str]:
+    """The message ids of a chunk, in order; ``[]`` for an unknown or denied chunk.
+
+    What the ``recall()`` aggregator uses to skip a transcripts hit whose best message the
+    sessions bucket already shows (DESIGN §4.5: by message id, never by score).
+    """
+    parsed = parse_chunk_id(chunk_id_value)
+    if parsed is None:
+        return []
+    chunk = store.transcript_chunk(*parsed)
+    return list(chunk.message_ids) if chunk is not None else []
+
+
+def skip_shown(
+    hits: Sequence[T], shown_message_ids: Collection[str], best_message: Callable[[T], str | None]
+) -> list[T]:
+    """``hits`` without those whose best message is among ``shown_message_ids``."""
+    return [hit for hit in hits if best_message(hit) not in shown_message_ids]

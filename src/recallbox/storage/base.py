@@ -232,6 +232,9 @@ class ImportLedger(Protocol):
         unchanged is kept, a changed one rewritten, one no longer produced removed (chunks are
         an index, not history). Returns how many chunks were written."""
 
+    def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:
+        """One chunk of a thread the privacy gate allows, or ``None``."""
+
     def has_transcript_chunks(self, channel: str) -> bool:
         """Whether a thread is chunked (an imported thread with searchable messages)."""
 

@@ -423,6 +423,19 @@ class ImportLedgerMixin:
                 conn.execute("DELETE FROM transcript_chunks WHERE id = ?", (rowid,))
         return written
 
+    def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:
+        from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
+
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM transcript_chunks c "
+                "JOIN threads t ON t.id = c.thread_id "
+                "JOIN generations g ON g.id = c.generation_id "
+                f"WHERE t.channel = ? AND c.first_seq = ? AND c.part = ? AND {THREAD_ALLOWED_SQL}",
+                (channel, first_seq, part),
+            ).fetchone()
+        return _stored_chunk(row) if row else None
+
     def has_transcript_chunks(self, channel: str) -> bool:
         with self.pool.reading() as conn:
             row = conn.execute(
