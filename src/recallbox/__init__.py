@@ -21,7 +21,18 @@ from recallbox.errors import (
 )
 from recallbox.text.normalize import normalize_text
 from recallbox.text.tokens import estimate_tokens
-from recallbox.types import DoctorReport, Generation, IndexHealth, Message, Policy, Thread
+from recallbox.types import (
+    DoctorReport,
+    FileImportReport,
+    Generation,
+    ImportProgress,
+    ImportReport,
+    IndexHealth,
+    Message,
+    Policy,
+    SkippedRecord,
+    Thread,
+)
 
 __version__ = "0.1.0"
 
@@ -38,7 +49,10 @@ __all__ = [
     "Box",
     "DependencyMissing",
     "DoctorReport",
+    "FileImportReport",
     "Generation",
+    "ImportProgress",
+    "ImportReport",
     "IndexHealth",
     "InvalidArgument",
     "InvalidQuery",
@@ -47,6 +61,7 @@ __all__ = [
     "Policy",
     "RecallError",
     "SchemaMismatch",
+    "SkippedRecord",
     "StoreUnavailable",
     "Thread",
     "UnsupportedFilter",

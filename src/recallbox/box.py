@@ -239,13 +239,15 @@ class Box:
         Raises:
             InvalidArgument: unknown format.
         """
-        from recallbox.importers.sync import SyncStore, import_transcripts
+        from recallbox.importers._sync_rows import SyncStore
+        from recallbox.importers.sync import import_transcripts
 
         return import_transcripts(cast(SyncStore, self.store), format, paths, progress=progress)
 
     def _refresh_transcript_chunks(self, message: Message) -> None:
         """Keep an imported thread's chunks in step when one of its messages changes status."""
-        from recallbox.importers.sync import SyncStore, rechunk
+        from recallbox.importers._sync_rows import SyncStore
+        from recallbox.importers.sync import rechunk
 
         store = cast(SyncStore, self.store)
         if store.has_transcript_chunks(message.channel):

@@ -13,7 +13,7 @@ import pytest
 import recallbox
 from recallbox.importers import PARSERS, Compaction, claude_stream
 from recallbox.importers import sync as sync_module
-from recallbox.importers.sync import files_to_import
+from recallbox.importers.paths import files_to_import
 
 SESSION = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
 CHANNEL = f"claude-code:{SESSION}"

@@ -1,7 +1,11 @@
-"""Transcript importers: parse agent transcript files into neutral thread records.
+"""Transcript importers: agent transcript files into threads.
 
-Pure parsing: no storage, no sync state. ``PARSERS[format](path)`` returns the threads of one
-file as :class:`ParsedTranscript` values; the core appends their messages and compactions.
+* Parsing (pure, no storage): ``PARSERS[format](path)`` returns the threads of one file as
+  :class:`ParsedTranscript` values.
+* Streaming readers (:mod:`.stream`, :mod:`.claude_stream`, :mod:`.codex_stream`): the same
+  mapping, a piece at a time and resumable from a byte cursor.
+* Incremental sync (:mod:`.sync`, behind ``box.import_transcripts``): files into the store,
+  each record once, through the import ledger of the storage protocol.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ what it is; it defaults to ``os.environ``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from recallbox.errors import InvalidArgument
@@ -16,6 +17,7 @@ from recallbox.importers.claude_code import (
     AGENT_FILE_PREFIX,
     COMPACTION_AGENT_PREFIX,
     SUBAGENTS_DIR,
+    _subagent_files,
     peek_session_id,
 )
 from recallbox.importers.records import FORMAT_CLAUDE_CODE, FORMAT_CODEX, FORMATS
@@ -112,3 +114,55 @@ def _orphan_agent(path: Path) -> bool:
         return not (session_dir.parent / f"{session_dir.name}.jsonl").is_file()
     session_id = peek_session_id(path)
     return session_id is None or not (path.parent / f"{session_id}.jsonl").is_file()
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptFile:
+    """One file to sync; ``parent_session`` is set for a sub-agent file found via its session."""
+
+    path: Path
+    parent_session: str | None = None
+
+
+def files_to_import(
+    format: str, paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None
+) -> list[TranscriptFile]:
+    """Expand what the caller named into transcript files, sub-agent files after their session.
+
+    ``None`` means the format's default directories; a directory means its transcript files.
+    A Claude Code session file brings its sub-agent files along. Missing paths are kept (the
+    sync reports them as errors).
+
+    Raises:
+        InvalidArgument: ``format`` is not one of :data:`~recallbox.importers.FORMATS`.
+    """
+    if format not in FORMATS:
+        raise InvalidArgument(f"unknown transcript format {format!r}; use one of {FORMATS}")
+    if paths is None:
+        named = default_paths(format)
+    elif isinstance(paths, str | os.PathLike):
+        named = [Path(paths)]
+    else:
+        named = [Path(p) for p in paths]
+    found: list[TranscriptFile] = []
+    seen: set[Path] = set()
+
+    def add(path: Path, parent: str | None = None) -> None:
+        key = path.expanduser().absolute()
+        if key not in seen:
+            seen.add(key)
+            found.append(TranscriptFile(key, parent))
+
+    for path in named:
+        path = path.expanduser()
+        listed = transcript_files(format, path) if path.is_dir() else [path]
+        for item in listed:
+            if format == FORMAT_CLAUDE_CODE and item.name.startswith(COMPACTION_AGENT_PREFIX):
+                continue
+            add(item)
+            session = not item.name.startswith(AGENT_FILE_PREFIX)
+            if format == FORMAT_CLAUDE_CODE and session and item.is_file():
+                for agent in _subagent_files(item, item.stem):
+                    if not agent.name.startswith(COMPACTION_AGENT_PREFIX):
+                        add(agent, item.stem)
+    return found

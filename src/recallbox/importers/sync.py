@@ -27,35 +27,30 @@ whole whenever they change and synced by record key.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from recallbox.domains.messages import build_row_from_mapping
 from recallbox.domains.privacy import file_identity, normalize_source_name
 from recallbox.domains.transcripts import chunk_messages
 from recallbox.errors import InvalidArgument, NotFound
-from recallbox.importers._common import join_parts
-from recallbox.importers.claude_code import (
-    AGENT_FILE_PREFIX,
-    COMPACTION_AGENT_PREFIX,
-    _subagent_files,
+from recallbox.importers._sync_rows import (
+    Counts,
+    SyncStore,
+    ThreadTouch,
+    Writer,
+    item_key,
 )
 from recallbox.importers.claude_stream import ClaudeCodeReader
 from recallbox.importers.codex_stream import CodexReader
 from recallbox.importers.openai_json import parse_openai
-from recallbox.importers.paths import transcript_files
+from recallbox.importers.paths import TranscriptFile, files_to_import
 from recallbox.importers.records import (
     FORMAT_CLAUDE_CODE,
     FORMAT_CODEX,
     FORMAT_OPENAI,
-    FORMATS,
-    Compaction,
-    ImportedMessage,
 )
 from recallbox.importers.stream import (
     READ_BLOCK_BYTES,
@@ -67,14 +62,10 @@ from recallbox.importers.stream import (
 )
 from recallbox.storage.base import (
     ImportFile,
-    ImportLedger,
     ImportNode,
-    ImportRecord,
-    NewMessage,
-    Store,
 )
-from recallbox.text.normalize import normalize_json, normalize_text
-from recallbox.types import FileImportReport, ImportProgress, ImportReport, Message, SkippedRecord
+from recallbox.text.normalize import normalize_text
+from recallbox.types import FileImportReport, ImportProgress, ImportReport, SkippedRecord
 
 TAIL_HASH_BYTES = 64 * 1024
 """How much of the consumed prefix (its end) the unchanged-file check hashes."""
@@ -84,7 +75,6 @@ PROGRESS_EVERY_BYTES = 1 << 20
 NODE_CACHE_SIZE = 4096
 """Recent branch nodes kept in memory (a record's parent is almost always a recent one)."""
 WHOLE_FILE_FORMATS = frozenset({FORMAT_OPENAI})
-KEY_SUFFIX = "#"
 
 STATUS_NEW = "new"
 STATUS_APPENDED = "appended"
@@ -93,64 +83,6 @@ STATUS_UNCHANGED = "unchanged"
 STATUS_ERROR = "error"
 
 ProgressCallback = Callable[[ImportProgress], None]
-
-
-class SyncStore(Store, ImportLedger, Protocol):
-    """A store that keeps the import ledger."""
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptFile:
-    """One file to sync; ``parent_session`` is set for a sub-agent file found via its session."""
-
-    path: Path
-    parent_session: str | None = None
-
-
-def files_to_import(
-    format: str, paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None
-) -> list[TranscriptFile]:
-    """Expand what the caller named into transcript files, sub-agent files after their session.
-
-    ``None`` means the format's default directories; a directory means its transcript files.
-    A Claude Code session file brings its sub-agent files along. Missing paths are kept (the
-    sync reports them as errors).
-
-    Raises:
-        InvalidArgument: ``format`` is not one of :data:`~recallbox.importers.FORMATS`.
-    """
-    from recallbox.importers.paths import default_paths
-
-    if format not in FORMATS:
-        raise InvalidArgument(f"unknown transcript format {format!r}; use one of {FORMATS}")
-    if paths is None:
-        named = default_paths(format)
-    elif isinstance(paths, str | os.PathLike):
-        named = [Path(paths)]
-    else:
-        named = [Path(p) for p in paths]
-    found: list[TranscriptFile] = []
-    seen: set[Path] = set()
-
-    def add(path: Path, parent: str | None = None) -> None:
-        key = path.expanduser().absolute()
-        if key not in seen:
-            seen.add(key)
-            found.append(TranscriptFile(key, parent))
-
-    for path in named:
-        path = path.expanduser()
-        listed = transcript_files(format, path) if path.is_dir() else [path]
-        for item in listed:
-            if format == FORMAT_CLAUDE_CODE and item.name.startswith(COMPACTION_AGENT_PREFIX):
-                continue
-            add(item)
-            session = not item.name.startswith(AGENT_FILE_PREFIX)
-            if format == FORMAT_CLAUDE_CODE and session and item.is_file():
-                for agent in _subagent_files(item, item.stem):
-                    if not agent.name.startswith(COMPACTION_AGENT_PREFIX):
-                        add(agent, item.stem)
-    return found
 
 
 def import_transcripts(
@@ -259,87 +191,6 @@ def tail_hash(path: Path, end: int) -> str:
     return str(hashlib.blake2b(data, digest_size=16).hexdigest())
 
 
-def row_hash(row: NewMessage) -> str:
-    """What a message says (role, kind, text, tool calls, link): detects a changed record."""
-    digest = hashlib.blake2b(digest_size=16)
-    for part in (row.role, row.kind, row.tool_call_id or "", row.content):
-        digest.update(part.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-    if row.tool_calls is not None:
-        calls = json.dumps(row.tool_calls, ensure_ascii=True, sort_keys=True)
-        digest.update(calls.encode("ascii"))
-    return digest.hexdigest()
-
-
-def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    """Metadata with lone surrogates (from ``\\ud800``-style JSON escapes) replaced, so it can
-    be stored and printed as UTF-8; untouched when it is already clean (the usual case)."""
-    try:
-        json.dumps(metadata, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        cleaned: dict[str, Any] = normalize_json(metadata)
-        return cleaned
-    return metadata
-
-
-# --- rows ----------------------------------------------------------------------------------
-
-
-def output_row(output: Output) -> NewMessage:
-    """The message row of an item (a compaction becomes its summary, opening a generation)."""
-    item = output.item
-    metadata = dict(item.metadata)
-    if output.parent_channel is not None:
-        metadata["parent_channel"] = output.parent_channel
-    metadata = clean_metadata(metadata)
-    if isinstance(item, Compaction):
-        return build_row_from_mapping(
-            {
-                "role": "system",
-                "kind": "compaction_summary",
-                "content": item.summary,
-                "created_at": item.created_at,
-                "metadata": metadata,
-            }
-        )
-    return build_row_from_mapping({**item.as_append_kwargs(), "metadata": metadata})
-
-
-def merged_row(stored: Message, continuation: ImportedMessage) -> NewMessage:
-    """A stored assistant message continued by more records of its API message."""
-    metadata = dict(stored.metadata)
-    more = continuation.metadata
-    metadata["line_end"] = continuation.line_end
-    uuids = list(metadata.get("uuids") or [metadata.get("uuid")])
-    uuids.extend(more.get("uuids") or [more.get("uuid")])
-    metadata["uuids"] = [u for u in uuids if u is not None]
-    for name in ("thinking",):
-        if more.get(name):
-            metadata[name] = [*metadata.get(name, []), *more[name]]
-    if more.get("redacted_thinking_blocks"):
-        metadata["redacted_thinking_blocks"] = metadata.get(
-            "redacted_thinking_blocks", 0
-        ) + more.get("redacted_thinking_blocks", 0)
-    if more.get("stop_reason") is not None:
-        metadata["stop_reason"] = more["stop_reason"]
-    calls = [*(stored.tool_calls or []), *(continuation.tool_calls or [])]
-    return build_row_from_mapping(
-        {
-            "role": stored.role,
-            "content": join_parts([stored.content, continuation.content]),
-            "tool_calls": calls or None,
-            "tool_call_id": stored.tool_call_id,
-            "kind": stored.kind,
-            "model_visible": stored.model_visible,
-            "created_at": stored.created_at,
-            "metadata": clean_metadata(metadata),
-        }
-    )
-
-
-# --- one file ------------------------------------------------------------------------------
-
-
 class _LedgerNodes:
     """The reader's :class:`~recallbox.importers.stream.NodeIndex` over the ledger.
 
@@ -375,27 +226,6 @@ class _LedgerNodes:
             self._pending = []
 
 
-@dataclass(slots=True)
-class _ThreadTouch:
-    created: bool
-    first: datetime | None = None
-    last: datetime | None = None
-    changed_from: int | None = None  # the lowest seq this sync added or changed
-
-    def changed(self, seq: int) -> None:
-        self.changed_from = seq if self.changed_from is None else min(self.changed_from, seq)
-
-
-@dataclass(slots=True)
-class _Counts:
-    records: int = 0
-    added: int = 0
-    merged: int = 0
-    superseded: int = 0
-    channels: dict[str, _ThreadTouch] = field(default_factory=dict)
-    to_supersede: list[str] = field(default_factory=list)
-
-
 class _FileSync:
     """Syncs one file: decide the mode, read, write, resolve branches, save the cursor."""
 
@@ -407,7 +237,7 @@ class _FileSync:
         self.path = item.path
         self.parent_session = item.parent_session
         self.progress = progress
-        self.counts = _Counts()
+        self.counts = Counts()
         self.source_name = normalize_source_name(str(item.path))
         self.identity = file_identity(item.path)
         self.nodes: _LedgerNodes | None = None
@@ -522,7 +352,7 @@ class _FileSync:
         cursor_bytes, cursor_line = start_byte, start_line
         since_drain = 0
         next_progress = PROGRESS_EVERY_BYTES
-        writer = _Writer(self, file.id, sync_id, rewrite=status == STATUS_RESYNCED)
+        writer = Writer(self, file.id, sync_id, rewrite=status == STATUS_RESYNCED)
         for line in read_lines(self.path, start_byte=start_byte, start_line=start_line):
             try:
                 data = decode_line(line, reader.report)
@@ -566,7 +396,7 @@ class _FileSync:
         self, file: ImportFile, sync_id: int
     ) -> tuple[ImportFile, list[Any], dict[str, int], bool]:
         transcripts = parse_openai(self.path)
-        writer = _Writer(self, file.id, sync_id, rewrite=True)
+        writer = Writer(self, file.id, sync_id, rewrite=True)
         skipped: list[Any] = []
         unknown: dict[str, int] = {}
         truncated = False
@@ -580,7 +410,7 @@ class _FileSync:
                 Output(
                     channel=transcript.channel,
                     item=item,
-                    key=_item_key(transcript.channel, item),
+                    key=item_key(transcript.channel, item),
                     parent_channel=transcript.parent_channel,
                 )
                 for item in transcript.items
@@ -647,13 +477,13 @@ class _FileSync:
         if thread is not None and thread.title != title:
             self.store.set_title(channel, title)
 
-    def touch(self, channel: str) -> _ThreadTouch:
+    def touch(self, channel: str) -> ThreadTouch:
         """First write to ``channel`` in this sync: create it, record its source file."""
         touch = self.counts.channels.get(channel)
         if touch is None:
             created = self.store.get_thread(channel) is None
             self.store.set_thread_source(channel, self.source_name, self.identity)
-            touch = _ThreadTouch(created=created)
+            touch = ThreadTouch(created=created)
             self.counts.channels[channel] = touch
         return touch
 
@@ -688,120 +518,3 @@ def _line_start(path: Path, line_number: int) -> tuple[int, int, str]:
         hasher.update(line.raw)
         offset = line.end
     return offset, line_number - 1, hasher.hexdigest()
-
-
-def _item_key(channel: str, item: ImportedMessage | Compaction) -> str:
-    """The record key of an item without an id of its own: a hash of what it says."""
-    if isinstance(item, Compaction):
-        payload: list[Any] = [channel, "compaction", item.summary]
-    else:
-        payload = [channel, item.role, item.kind, item.content, item.tool_calls]
-        payload += [item.tool_call_id, item.created_at.isoformat() if item.created_at else None]
-    text = json.dumps(payload, ensure_ascii=True, sort_keys=True, default=str)
-    return "item:" + hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
-
-
-class _Writer:
-    """Writes reader outputs: new records appended (batched per thread), known ones kept,
-    continuations merged, changed ones replaced (the old message superseded)."""
-
-    def __init__(self, sync: _FileSync, file_id: int, sync_id: int, *, rewrite: bool) -> None:
-        self.sync = sync
-        self.store = sync.store
-        self.file_id = file_id
-        self.sync_id = sync_id
-        self.rewrite = rewrite
-        self._batch: list[tuple[Output, NewMessage, str, str]] = []
-        self._batch_channel: str | None = None
-
-    def write(self, outputs: Iterable[Output]) -> None:
-        for output in outputs:
-            self._one(output)
-        self._flush()
-
-    def _one(self, output: Output) -> None:
-        row = output_row(output)
-        digest = row_hash(row)
-        if output.merge:
-            key = output.key
-            record = self.store.import_record(self.file_id, key)
-            if record is not None and (not self.rewrite or record.sync_id == self.sync_id):
-                self._merge(output, record)
-                return
-        else:
-            key, record = self._free_key(output.key)
-        if record is not None:
-            if record.content_hash == digest:
-                self._seen(record)
-                return
-            self.sync.counts.to_supersede.append(record.message_id)
-        self._append(output, row, key, digest)
-
-    def _free_key(self, base: str) -> tuple[str, ImportRecord | None]:
-        """The key this output takes: ``base``, or ``base#n`` for the n-th identical record.
-
-        When appending, every record is new, so the first unused key; when re-reading a
-        rewritten file, the first key not yet matched in this pass (it may match a record).
-        """
-        number = 0
-        while True:
-            key = base if number == 0 else f"{base}{KEY_SUFFIX}{number}"
-            record = self.store.import_record(self.file_id, key)
-            if record is None:
-                return key, None
-            if self.rewrite and record.sync_id != self.sync_id:
-                return key, record
-            number += 1
-
-    def _seen(self, record: ImportRecord) -> None:
-        if record.sync_id != self.sync_id:
-            self.store.put_import_records(self.file_id, [replace(record, sync_id=self.sync_id)])
-        self.sync.touch(record.channel)
-
-    def _merge(self, output: Output, record: ImportRecord) -> None:
-        self._flush()
-        stored = self.store.get_message(record.message_id)
-        item = output.item
-        if stored is None or not isinstance(item, ImportedMessage):
-            return
-        row = merged_row(stored, item)
-        self.store.extend_message(record.message_id, row)
-        self.sync.touch(stored.channel).changed(stored.seq)
-        self.store.put_import_records(
-            self.file_id, [replace(record, content_hash=row_hash(row), sync_id=self.sync_id)]
-        )
-        self.sync.counts.merged += 1
-
-    def _append(self, output: Output, row: NewMessage, key: str, digest: str) -> None:
-        if self._batch_channel != output.channel:
-            self._flush()
-            self._batch_channel = output.channel
-        self._batch.append((output, row, key, digest))
-
-    def _flush(self) -> None:
-        if not self._batch or self._batch_channel is None:
-            return
-        channel = self._batch_channel
-        batch, self._batch, self._batch_channel = self._batch, [], None
-        touch = self.sync.touch(channel)
-        messages = self.store.append(channel, [row for _, row, _, _ in batch])
-        touch.changed(messages[0].seq)
-        records = []
-        for (output, row, key, digest), message in zip(batch, messages, strict=True):
-            records.append(
-                ImportRecord(
-                    key=key,
-                    channel=channel,
-                    message_id=message.id,
-                    content_hash=digest,
-                    sync_id=self.sync_id,
-                    node=output.node,
-                )
-            )
-            if isinstance(output.item, ImportedMessage) and output.item.superseded:
-                self.sync.counts.to_supersede.append(message.id)
-            stamp = row.created_at
-            touch.first = stamp if touch.first is None else min(touch.first, stamp)
-            touch.last = stamp if touch.last is None else max(touch.last, stamp)
-        self.store.put_import_records(self.file_id, records)
-        self.sync.counts.added += len(messages)
