@@ -16,6 +16,7 @@ from recallbox.errors import NotFound, SchemaMismatch
 from recallbox.storage.base import NewMessage
 from recallbox.storage.sqlite import fts
 from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.retrieval import RetrievalMixin
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
 from recallbox.text.cjk import segment
 from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
@@ -91,7 +92,7 @@ def row_to_message(row: Sequence[Any]) -> Message:
     )
 
 
-class SQLiteStore:
+class SQLiteStore(RetrievalMixin):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
     capabilities: frozenset[str] = frozenset({"fts5", "trigram", "bigram_cjk"})
