@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Any
 
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
+from recallbox.domains.privacy import file_identity, normalize_source_name
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.storage import open_store
 from recallbox.storage.base import Store
@@ -189,6 +190,18 @@ class Box:
     def policy(self) -> Policy:
         """The stored privacy policy."""
         return self.store.policy()
+
+    def exclude_source(self, name: str) -> None:
+        """Deny a source (a file name or path) in every domain.
+
+        Matches by normalised name (casefolded basename) and, when ``name`` is an existing
+        file, by file identity (a hard link to it is excluded too).
+        """
+        self.store.set_source_excluded(normalize_source_name(name), True, file_identity(name))
+
+    def include_source(self, name: str) -> None:
+        """Lift an exclusion made by :meth:`exclude_source`."""
+        self.store.set_source_excluded(normalize_source_name(name), False)
 
     # -- health ----------------------------------------------------------------------------
     def doctor(self, *, repair: bool = False) -> DoctorReport:

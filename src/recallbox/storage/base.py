@@ -104,8 +104,14 @@ class Store(Protocol):
     def set_quarantined(self, channel: str, quarantined: bool) -> None:
         """Quarantine or release a thread."""
 
-    def set_source_excluded(self, name: str, excluded: bool) -> None:
-        """Add or remove a normalised source name from the exclusion list."""
+    def set_source_excluded(self, name: str, excluded: bool, identity: str | None = None) -> None:
+        """Add or remove a normalised source name (and its file identity) from the exclusions."""
+
+    def set_thread_source(self, channel: str, source: str | None, identity: str | None) -> None:
+        """Record the source a thread came from (normalised name, file identity)."""
+
+    def thread_allowed(self, channel: str) -> bool:
+        """True when the privacy policy lets ``channel`` be read (False for unknown channels)."""
 
     def policy(self) -> Policy:
         """The stored privacy policy."""

@@ -75,6 +75,16 @@ FTS_INDEXES: dict[str, FtsIndex] = {
     MESSAGES_TRGM.name: MESSAGES_TRGM,
 }
 
+# The privacy gate as one SQL condition on a thread aliased ``t`` (DESIGN §5): the thread is not
+# quarantined and its source (normalised name or file identity) is not excluded. Every read
+# path of every domain adds it to its WHERE clause.
+THREAD_ALLOWED_SQL = (
+    "(t.quarantined = 0 AND (t.source IS NULL OR ("
+    "t.source NOT IN (SELECT name FROM excluded_sources) AND (t.source_identity IS NULL OR "
+    "t.source_identity NOT IN (SELECT identity FROM excluded_sources "
+    "WHERE identity IS NOT NULL)))))"
+)
+
 MIGRATION_TABLE_SQL = (
     "CREATE TABLE IF NOT EXISTS schema_migrations ("
     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -88,7 +98,9 @@ _M001_CORE = [
         quarantined INTEGER NOT NULL DEFAULT 0,
         created_at TEXT NOT NULL,
         last_activity TEXT NOT NULL,
-        next_seq INTEGER NOT NULL DEFAULT 1
+        next_seq INTEGER NOT NULL DEFAULT 1,
+        source TEXT,
+        source_identity TEXT
     )""",
     """CREATE TABLE generations (
         id INTEGER PRIMARY KEY,
@@ -124,7 +136,7 @@ _M001_CORE = [
     )""",
     "CREATE INDEX messages_by_generation ON messages (generation_id, seq)",
     "CREATE INDEX messages_by_tool_call ON messages (tool_call_id) WHERE tool_call_id IS NOT NULL",
-    "CREATE TABLE excluded_sources (name TEXT PRIMARY KEY, added_at TEXT NOT NULL)",
+    "CREATE TABLE excluded_sources (name TEXT PRIMARY KEY, identity TEXT, added_at TEXT NOT NULL)",
     MESSAGES_FTS.create_sql(),
     *MESSAGES_FTS.trigger_sql(),
     MESSAGES_TRGM.create_sql(),

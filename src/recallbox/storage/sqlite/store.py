@@ -17,7 +17,12 @@ from recallbox.storage.base import NewMessage
 from recallbox.storage.sqlite import fts
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.retrieval import RetrievalMixin
-from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
+from recallbox.storage.sqlite.schema import (
+    LATEST_VERSION,
+    MIGRATION_TABLE_SQL,
+    MIGRATIONS,
+    THREAD_ALLOWED_SQL,
+)
 from recallbox.text.cjk import segment
 from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
 
@@ -359,13 +364,29 @@ class SQLiteStore(RetrievalMixin):
         return self._update_message(message_id, "superseded_by", by)
 
     # -- privacy policy --------------------------------------------------------------------
-    def set_source_excluded(self, name: str, excluded: bool) -> None:
+    def set_thread_source(self, channel: str, source: str | None, identity: str | None) -> None:
+        with self.pool.transaction() as conn:
+            self._ensure_thread_id(conn, channel, None)
+            conn.execute(
+                "UPDATE threads SET source = ?, source_identity = ? WHERE channel = ?",
+                (source, identity, channel),
+            )
+
+    def thread_allowed(self, channel: str) -> bool:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT 1 FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}", (channel,)
+            ).fetchone()
+        return row is not None
+
+    def set_source_excluded(self, name: str, excluded: bool, identity: str | None = None) -> None:
         with self.pool.transaction() as conn:
             if excluded:
                 conn.execute(
-                    "INSERT INTO excluded_sources (name, added_at) VALUES (?, ?) "
-                    "ON CONFLICT (name) DO NOTHING",
-                    (name, format_time(datetime.now(UTC))),
+                    "INSERT INTO excluded_sources (name, identity, added_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (name) DO UPDATE SET identity = "
+                    "coalesce(excluded.identity, excluded_sources.identity)",
+                    (name, identity, format_time(datetime.now(UTC))),
                 )
             else:
                 conn.execute("DELETE FROM excluded_sources WHERE name = ?", (name,))
