@@ -43,6 +43,28 @@ def bm25_idf(n_rows: int, df: int) -> float:
     return idf if idf > 0.0 else BM25_IDF_FLOOR
 
 
+def bm25_score(freqs: Sequence[int], idfs: Sequence[float], length: int, avgdl: float) -> float:
+    """``−bm25()`` of one row from its phrase frequencies and length (FTS5's exact arithmetic)."""
+    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avgdl) if avgdl else 0.0
+    score = 0.0
+    for freq, idf in zip(freqs, idfs, strict=True):
+        if freq:
+            score += idf * ((freq * (BM25_K1 + 1.0)) / (freq + norm))
+    return score
+
+
+def scope_scores(
+    n_rows: int, n_tokens: int, df: Sequence[int], rows: Sequence[tuple[int, Sequence[int]]]
+) -> list[float]:
+    """``−bm25()`` of ``rows`` (``(length, phrase frequencies)``) over a scope of ``n_rows`` rows
+    holding ``n_tokens`` tokens, where ``df[i]`` rows hold phrase ``i``."""
+    if not n_rows:
+        return [0.0] * len(rows)
+    idfs = [bm25_idf(n_rows, d) for d in df]
+    avgdl = n_tokens / n_rows
+    return [bm25_score(freqs, idfs, length, avgdl) for length, freqs in rows]
+
+
 def phrase_count(tokens: Sequence[str], phrase: Phrase) -> int:
     """How many times ``phrase`` occurs in ``tokens`` (overlapping occurrences count)."""
     width = len(phrase)
@@ -84,13 +106,9 @@ class BM25Corpus:
         if not self.n_rows:
             return []
         idfs = [bm25_idf(self.n_rows, self.df(p)) if p else 0.0 for p in phrases]
-        out: list[float] = []
-        for row, doc in enumerate(self.documents):
-            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(doc) / self.avgdl) if self.avgdl else 0.0
-            score = 0.0
-            for phrase, idf in zip(phrases, idfs, strict=True):
-                freq = self.frequency(row, phrase) if phrase else 0
-                if freq:
-                    score += idf * ((freq * (BM25_K1 + 1.0)) / (freq + norm))
-            out.append(score)
-        return out
+        return [
+            bm25_score(
+                [self.frequency(row, p) if p else 0 for p in phrases], idfs, len(doc), self.avgdl
+            )
+            for row, doc in enumerate(self.documents)
+        ]

@@ -95,7 +95,7 @@ def normalize_keyword(scores: Sequence[float]) -> list[float]:
     high, low = max(scores), min(scores)
     if high <= 0.0:
         return [0.0] * len(scores)
-    if high - low < TIE_RELATIVE_EPSILON * high:
+    if high - low <= TIE_RELATIVE_EPSILON * high:
         return [1.0] * len(scores)
     return [(s - low) / (high - low) for s in scores]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 #: The owner kind of message vectors (other domains add theirs).
 OWNER_MESSAGE = "message"
@@ -48,6 +48,30 @@ class SearchRow:
 
 
 @dataclass(frozen=True, slots=True)
+class RowFrequencies:
+    """One matching row: its token count and how often each query phrase occurs in it."""
+
+    id: str
+    length: int
+    freqs: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordScope:
+    """The statistics BM25 needs over one scope (a thread) for a query of phrases.
+
+    ``rows`` and ``tokens`` count every row of the scope in the index (excluded ones too, as
+    FTS5 does for the whole table), ``df`` the rows of the scope holding each phrase, and
+    ``matches`` the searchable rows that hold at least one.
+    """
+
+    rows: int
+    tokens: int
+    df: tuple[int, ...]
+    matches: tuple[RowFrequencies, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class EmbedTarget:
     """A message that needs a vector: ``key`` orders the pass (a resumable cursor)."""
 
@@ -57,6 +81,7 @@ class EmbedTarget:
     content_hash: str
 
 
+@runtime_checkable
 class RetrievalStore(Protocol):
     """Ranked search, vectors and the hit-log over the messages of a store."""
 
@@ -67,6 +92,12 @@ class RetrievalStore(Protocol):
 
         Best first (ties by id), at most ``limit``. The expression must come from
         ``recallbox.text.fts_query``; IDF and average length are over the whole index.
+        """
+
+    def keyword_scope(self, phrases: Sequence[str], *, channel: str) -> KeywordScope | None:
+        """BM25 statistics of ``channel``'s rows for the quoted FTS5 ``phrases``.
+
+        ``None`` when the channel is unknown or denied by the privacy gate.
         """
 
     def search_rows(self, ids: Sequence[str]) -> dict[str, SearchRow]:

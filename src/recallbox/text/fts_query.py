@@ -39,8 +39,10 @@ IDENTIFIER_CHARS = "_-./"
 #: At most this many distinct words of a query are used (a pasted page stays a fast query).
 MAX_QUERY_TERMS = 128
 
-# Stripped from both ends of a word: quotes, brackets, sentence punctuation, FTS5's `*` and `^`.
-_EDGE_CHARS = "\"'`\u2018\u2019\u201c\u201d\u00ab\u00bb()[]{}<>.,;:!?\u2026*^"
+# Stripped from the start of a word: quotes, brackets, FTS5's `*` and `^` (a leading `.` stays:
+# `./src`, `.bashrc`); from its end also sentence punctuation.
+_LEAD_CHARS = "\"'`\u2018\u2019\u201c\u201d\u00ab\u00bb([{<*^"
+_TRAIL_CHARS = "\"'`\u2018\u2019\u201c\u201d\u00ab\u00bb)]}>.,;:!?\u2026*^"
 _POSSESSIVE_RE = re.compile(r"(?<=\w)['\u2019]s?$", re.IGNORECASE)
 
 
@@ -48,13 +50,15 @@ _POSSESSIVE_RE = re.compile(r"(?<=\w)['\u2019]s?$", re.IGNORECASE)
 class FtsQuery:
     """A sanitised keyword query.
 
-    ``expression`` is the ``MATCH`` string (``""`` when nothing searchable is left), ``terms``
-    the words it searches in query order, and ``literals`` the identifier words to recheck.
+    ``expression`` is the ``MATCH`` string (``""`` when nothing searchable is left): the
+    ``phrases`` OR-joined, one quoted phrase per word of ``terms`` (query order). ``literals``
+    are the identifier words to recheck.
     """
 
     expression: str
     terms: tuple[str, ...] = ()
     literals: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -73,7 +77,7 @@ def _has_token_char(word: str) -> bool:
 
 def clean_word(word: str) -> str:
     """A query word without surrounding quotes/brackets/punctuation or a possessive ``'s``."""
-    core = word.strip(_EDGE_CHARS)
+    core = word.lstrip(_LEAD_CHARS).rstrip(_TRAIL_CHARS)
     if core and not is_identifier(core):
         core = _POSSESSIVE_RE.sub("", core)
     return core
@@ -112,6 +116,6 @@ def build_fts_query(query: str) -> FtsQuery:
     kept = (content or words)[:MAX_QUERY_TERMS]
     if not kept:
         return FtsQuery("")
-    phrases = [quote_phrase(segment(w) if has_cjk(w) else w) for w in kept]
+    phrases = tuple(quote_phrase(segment(w) if has_cjk(w) else w) for w in kept)
     literals = tuple(w for w in kept if is_identifier(w))
-    return FtsQuery(" OR ".join(phrases), tuple(kept), literals)
+    return FtsQuery(" OR ".join(phrases), tuple(kept), literals, phrases)

@@ -39,9 +39,7 @@ you you'd you'll you're you've your yours yourself yourselves
 
 #: Lower-case English stop words, ASCII and typographic apostrophes both present.
 STOPWORDS_EN: frozenset[str] = frozenset(
-    word.replace("'", apostrophe)
-    for word in _WORDS.split()
-    for apostrophe in ("'", "\u2019")
+    word.replace("'", apostrophe) for word in _WORDS.split() for apostrophe in ("'", "\u2019")
 )
 
 

@@ -16,24 +16,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from recallbox.storage.retrieval import EmbeddingSpace, EmbedTarget, SearchRow
+import apsw
+
+from recallbox.storage.retrieval import (
+    EmbeddingSpace,
+    EmbedTarget,
+    KeywordScope,
+    RowFrequencies,
+    SearchRow,
+)
 from recallbox.storage.sqlite import vectors
+from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
 
 if TYPE_CHECKING:
-    import apsw
-
     from recallbox.storage.sqlite.connection import ConnectionPool
 
-#: The §3.2/§4.5 exclusions and the quarantine gate, over ``messages m JOIN threads t``.
-SEARCHABLE = (
-    "m.kind = 'message' AND m.model_visible = 1 AND m.pending = 0 "
-    "AND m.superseded_by IS NULL AND t.quarantined = 0"
+#: The §3.2/§4.5 exclusions of one message (``messages m``).
+MESSAGE_SEARCHABLE = (
+    "m.kind = 'message' AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL"
 )
-#: Rows that may get a vector: searchable kinds with text, outside quarantined threads.
+#: The exclusions and the privacy gate (quarantine, excluded sources), over
+#: ``messages m JOIN threads t``.
+SEARCHABLE = f"{MESSAGE_SEARCHABLE} AND {THREAD_ALLOWED_SQL}"
+#: Rows that may get a vector: searchable kinds with text that the privacy gate allows (a
+#: denied text is never handed to an embedder, which may be a remote service).
 EMBEDDABLE = (
-    "m.kind = 'message' AND m.model_visible = 1 AND t.quarantined = 0 "
+    f"m.kind = 'message' AND m.model_visible = 1 AND {THREAD_ALLOWED_SQL} "
     "AND length(trim(m.content, char(32, 9, 10))) > 0"
 )
 #: A vector counts only while it describes the current text.
@@ -48,7 +58,30 @@ KNN_OVERFETCH_FACTOR = 2
 #: How much ``k`` grows each time the visible rows do not fill ``limit``.
 KNN_GROWTH = 4
 
+#: The FTS5 auxiliary function that reports a row's token count and phrase frequencies.
+PHRASE_FREQS_FUNCTION = "recallbox_phrase_freqs"
+
 _FROM = "messages m JOIN threads t ON t.id = m.thread_id"
+
+
+def _phrase_freqs(api: apsw.FTS5ExtensionApi, *_args: object) -> str:
+    """``"<tokens> <f_1> … <f_n>"`` for the current row (FTS5's own counts, as bm25() sees)."""
+    counts = [api.column_size(-1)]
+    counts.extend(
+        sum(len(offsets) for offsets in api.phrase_locations(i)) for i in range(api.phrase_count)
+    )
+    return " ".join(map(str, counts))
+
+
+def decode_varint(blob: bytes, pos: int = 0) -> tuple[int, int]:
+    """One SQLite varint of ``blob`` at ``pos``: ``(value, next position)``."""
+    value = 0
+    for i in range(8):
+        byte = blob[pos + i]
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, pos + i + 1
+    return (value << 8) | blob[pos + 8], pos + 9
 
 
 def _now() -> str:
@@ -88,6 +121,43 @@ class RetrievalMixin:
         with self.pool.reading() as conn:
             return [(str(r[0]), float(r[1])) for r in conn.execute(sql, params)]
 
+    def keyword_scope(self, phrases: Sequence[str], *, channel: str) -> KeywordScope | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT t.id FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}",
+                (channel,),
+            ).fetchone()
+            if row is None:
+                return None
+            thread_id = int(row[0])
+            # Every row of the thread is in the index (FTS5's row count and token total).
+            # ``messages_fts_docsize.sz`` holds one varint per column: the row's token count.
+            rows = tokens = 0
+            for (size,) in conn.execute(
+                "SELECT d.sz FROM messages m JOIN messages_fts_docsize d ON d.id = m.id "
+                "WHERE m.thread_id = ?",
+                (thread_id,),
+            ):
+                rows += 1
+                tokens += decode_varint(bytes(size))[0] if size else 0
+            if not phrases or not rows:
+                return KeywordScope(rows, tokens, (0,) * len(phrases), ())
+            conn.register_fts5_function(PHRASE_FREQS_FUNCTION, _phrase_freqs)
+            df = [0] * len(phrases)
+            matches: list[RowFrequencies] = []
+            for uid, searchable, packed in conn.execute(
+                f"SELECT m.uid, {MESSAGE_SEARCHABLE}, {PHRASE_FREQS_FUNCTION}(messages_fts) "
+                "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+                "WHERE messages_fts MATCH ? AND m.thread_id = ?",
+                (" OR ".join(phrases), thread_id),
+            ):
+                length, *freqs = (int(x) for x in str(packed).split())
+                for i, freq in enumerate(freqs):
+                    df[i] += freq > 0
+                if searchable:
+                    matches.append(RowFrequencies(str(uid), length, tuple(freqs)))
+        return KeywordScope(rows, tokens, tuple(df), tuple(matches))
+
     def search_rows(self, ids: Sequence[str]) -> dict[str, SearchRow]:
         out: dict[str, SearchRow] = {}
         with self.pool.reading() as conn:
@@ -111,7 +181,7 @@ class RetrievalMixin:
     # -- embedding spaces ------------------------------------------------------------------
     def embedding_spaces(self, owner: str) -> list[EmbeddingSpace]:
         with self.pool.reading() as conn:
-            rows = conn.execute(
+            rows: list[Any] = conn.execute(
                 "SELECT s.id, s.owner, s.model_id, s.dim, "
                 "(SELECT count(*) FROM embeddings e WHERE e.space_id = s.id) "
                 "FROM embedding_spaces s WHERE s.owner = ? ORDER BY s.id",
@@ -165,7 +235,7 @@ class RetrievalMixin:
 
     def _thread_id(self, conn: apsw.Connection, channel: str) -> int | None:
         row = conn.execute(
-            "SELECT id FROM threads WHERE channel = ? AND quarantined = 0", (channel,)
+            f"SELECT t.id FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}", (channel,)
         ).fetchone()
         return int(row[0]) if row else None
 
@@ -255,7 +325,7 @@ class RetrievalMixin:
             + " AND m.id > ? ORDER BY m.id LIMIT ?"
         )
         with self.pool.reading() as conn:
-            rows = conn.execute(sql, (space.id, after, limit)).fetchall()
+            rows: list[Any] = conn.execute(sql, (space.id, after, limit)).fetchall()
         return [EmbedTarget(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
     def count_to_embed(self, space: EmbeddingSpace, *, drilled_only: bool = False) -> int:

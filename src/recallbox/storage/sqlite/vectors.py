@@ -17,6 +17,7 @@ millisecond).
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from collections.abc import Iterable, Sequence
 
@@ -53,14 +54,11 @@ def load_sqlite_vec(conn: apsw.Connection) -> None:
         conn.load_extension(sqlite_vec.loadable_path())
     except (apsw.Error, AttributeError, OSError) as exc:
         raise DependencyMissing(
-            f"cannot load the sqlite-vec extension ({exc}); reinstall it with: "
-            f"{SQLITE_VEC_HINT}"
+            f"cannot load the sqlite-vec extension ({exc}); reinstall it with: {SQLITE_VEC_HINT}"
         ) from exc
     finally:
-        try:
+        with contextlib.suppress(apsw.Error):
             conn.enable_load_extension(False)
-        except apsw.Error:
-            pass
 
 
 def table_name(space_id: int) -> str:
