@@ -38,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -63,10 +62,16 @@ RANKING_DEPTH = 100
 CONTAINMENT_K = 5
 SCORED_CATEGORIES = (1, 2, 3, 4)
 ADVERSARIAL_CATEGORY = 5
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 _EVIDENCE_RE = re.compile(r"D:?(\d+):0*(\d+)")
-_PUNCT = str.maketrans({c: " " for c in string.punctuation + "\u2018\u2019\u201c\u201d"})
+_PUNCT = str.maketrans(dict.fromkeys(string.punctuation + "\u2018\u2019\u201c\u201d"))
 
 
 # -- dataset ---------------------------------------------------------------------------------
@@ -111,7 +116,9 @@ def turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
-def load(path: Path) -> tuple[dict[str, list[Turn]], dict[str, list[dict[str, Any]]], list[Question], dict[str, int]]:
+def load(
+    path: Path,
+) -> tuple[dict[str, list[Turn]], dict[str, list[dict[str, Any]]], list[Question], dict[str, int]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     turns: dict[str, list[Turn]] = {}
     rows: dict[str, list[dict[str, Any]]] = {}
@@ -126,7 +133,9 @@ def load(path: Path) -> tuple[dict[str, list[Turn]], dict[str, list[dict[str, An
         )
         turns[sample], rows[sample] = [], []
         for n in numbers:
-            created = datetime.strptime(c[f"session_{n}_date_time"], DATE_FORMAT).replace(tzinfo=UTC)
+            created = datetime.strptime(c[f"session_{n}_date_time"], DATE_FORMAT).replace(
+                tzinfo=UTC
+            )
             for t in c[f"session_{n}"]:
                 turns[sample].append(Turn(t["dia_id"], n, t["speaker"], turn_text(t)))
                 rows[sample].append(
@@ -143,8 +152,10 @@ def load(path: Path) -> tuple[dict[str, list[Turn]], dict[str, list[dict[str, An
             counts["questions"] += 1
             normalised = normalise_evidence(qa.get("evidence", []))
             evidence = [e for e in normalised if e in known]
-            counts["evidence_ids_dropped"] += len(normalised) - len(evidence) + (
-                len(qa.get("evidence", [])) - len(normalised) if not normalised else 0
+            counts["evidence_ids_dropped"] += (
+                len(normalised)
+                - len(evidence)
+                + (len(qa.get("evidence", [])) - len(normalised) if not normalised else 0)
             )
             if not evidence:
                 counts["skipped"] += 1
@@ -196,6 +207,8 @@ def score_question(q: Question, ranking: list[str], texts: list[str]) -> dict[st
         stop = set(session_rank[:k])
         result[f"session_r@{k}"] = len(ev_sessions & stop) / len(ev_sessions)
         result[f"session_any@{k}"] = float(bool(ev_sessions & stop))
+    first = next((rank for rank, dia_id in enumerate(ranking, 1) if dia_id in evidence), 0)
+    result["turn_mrr"] = 1.0 / first if first else 0.0
     if q.answer is not None:
         joined = normalise_answer(" ".join(texts[:CONTAINMENT_K]))
         result["contains@5"] = float(contains_words(joined, normalise_answer(q.answer)))
@@ -251,7 +264,11 @@ def run_mode(name: str, questions: list[Question], searcher: Searcher) -> dict[s
             }
         )
     print(f"  {name}: done, p50 {latency(times)['p50']} ms", file=sys.stderr)
-    return {"summary": summarise(per_question), "ms_per_query": latency(times), "questions": per_question}
+    return {
+        "summary": summarise(per_question),
+        "ms_per_query": latency(times),
+        "questions": per_question,
+    }
 
 
 def box_searcher(
@@ -279,7 +296,10 @@ def bm25s_searcher(turns: dict[str, list[Turn]]) -> tuple[Searcher, float]:
     indexes: dict[str, Any] = {}
     for sample, conv_turns in turns.items():
         retriever = bm25s.BM25()
-        retriever.index(bm25s.tokenize([t.text for t in conv_turns], stopwords="en", show_progress=False), show_progress=False)
+        retriever.index(
+            bm25s.tokenize([t.text for t in conv_turns], stopwords="en", show_progress=False),
+            show_progress=False,
+        )
         indexes[sample] = retriever
     index_s = time.perf_counter() - start
 
@@ -306,8 +326,8 @@ def git_commit() -> str:
         return "unknown"
 
 
-def parameters(embedder: recallbox.Box) -> dict[str, Any]:
-    model = embedder.embedder
+def parameters(box: recallbox.Box) -> dict[str, Any]:
+    model = box.embedder
     return {
         "embedder": None if model is None else {"model_id": model.model_id, "dim": model.dim},
         "ranking_depth": RANKING_DEPTH,
@@ -353,7 +373,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedded = box.embed_all()
         timing["index_vectors_s"] = round(time.perf_counter() - start, 3)
         timing["vectors_written"] = embedded
-        id_to_dia = {m.id: m.metadata["dia_id"] for sample in rows for m in box.messages(f"locomo:{sample}")}
+        id_to_dia = {
+            m.id: m.metadata["dia_id"] for sample in rows for m in box.messages(f"locomo:{sample}")
+        }
         print(f"indexed {len(id_to_dia)} turns; {len(questions)} questions", file=sys.stderr)
         modes = {
             "keyword": box_searcher(box, id_to_dia, legs=HYBRID_LEGS, allow_embed=False),

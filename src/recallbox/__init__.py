@@ -21,7 +21,7 @@ from recallbox.errors import (
 )
 from recallbox.text.normalize import normalize_text
 from recallbox.text.tokens import estimate_tokens
-from recallbox.types import DoctorReport, Generation, IndexHealth, Message, Policy, Thread
+from recallbox.types import DoctorReport, Generation, Hit, IndexHealth, Message, Policy, Thread
 
 __version__ = "0.1.0"
 
@@ -30,6 +30,12 @@ def open(path_or_url: str | Path, *, embedder: object = None) -> Box:
     """Open a recallbox store: a SQLite path (created with its parent dirs) or ``":memory:"``.
 
     Use it as a context manager: ``with recallbox.open("agent.db") as box: ...``.
+    ``embedder`` is ``None`` (keyword ranking only), a name (``"minilm"``, ``"multilingual"``,
+    ``"hash"``) or an object with ``model_id``, ``dim`` and ``embed()``.
+
+    Raises:
+        DependencyMissing: ``embedder`` names a model whose extra is not installed.
+        InvalidArgument: an unusable location or embedder.
     """
     return open_box(path_or_url, embedder=embedder)
 
@@ -39,6 +45,7 @@ __all__ = [
     "DependencyMissing",
     "DoctorReport",
     "Generation",
+    "Hit",
     "IndexHealth",
     "InvalidArgument",
     "InvalidQuery",

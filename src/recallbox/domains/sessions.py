@@ -30,9 +30,9 @@ from recallbox.types import Hit
 
 DOMAIN = "sessions"
 #: Keyword candidates per search (the BM25 pool min-max normalisation runs over).
-KEYWORD_CANDIDATES = 100
+KEYWORD_CANDIDATES = 200
 #: Nearest-vector candidates per search.
-VECTOR_CANDIDATES = 100
+VECTOR_CANDIDATES = 200
 
 
 @dataclass(frozen=True, slots=True)

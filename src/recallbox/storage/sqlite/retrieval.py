@@ -66,11 +66,9 @@ _FROM = "messages m JOIN threads t ON t.id = m.thread_id"
 
 def _phrase_freqs(api: apsw.FTS5ExtensionApi, *_args: object) -> str:
     """``"<tokens> <f_1> … <f_n>"`` for the current row (FTS5's own counts, as bm25() sees)."""
-    counts = [api.column_size(-1)]
-    counts.extend(
-        sum(len(offsets) for offsets in api.phrase_locations(i)) for i in range(api.phrase_count)
-    )
-    return " ".join(map(str, counts))
+    counts = [str(api.column_size(-1))]
+    counts.extend(str(sum(map(len, api.phrase_locations(p)))) for p in range(api.phrase_count))
+    return " ".join(counts)
 
 
 def decode_varint(blob: bytes, pos: int = 0) -> tuple[int, int]:
