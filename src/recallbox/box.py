@@ -250,6 +250,12 @@ class Box:
             allow_embed=allow_embed,
         )
 
+    def _record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
+        """Append a drill to the hit-log (DESIGN §4.2): ``read_message``, ``recall_context`` and
+        ``expand`` call this for the id they open, so ``embed_all(lazy=True)`` embeds it. Ids
+        are opaque and random, so an id handed to those verbs came from a recall result."""
+        self._retrieval_store().record_drill(target_id, domain=domain)
+
     def embed_all(
         self,
         *,
