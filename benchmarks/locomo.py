@@ -317,6 +317,16 @@ def bm25s_searcher(turns: dict[str, list[Turn]]) -> tuple[Searcher, float]:
     return searcher, index_s
 
 
+def write_per_question(path: Path, results: dict[str, dict[str, Any]]) -> None:
+    """One compact JSON line per (mode, question): its top 10 turns and its measures."""
+    with path.open("w", encoding="utf-8") as out:
+        for mode, result in results.items():
+            for row in result["questions"]:
+                metrics = {k: round(v, 4) for k, v in row["metrics"].items()}
+                line = {"mode": mode, **{k: row[k] for k in ("qid", "category", "top10")}}
+                out.write(json.dumps({**line, **metrics}, separators=(",", ":")) + "\n")
+
+
 def git_commit() -> str:
     try:
         return subprocess.run(
@@ -356,7 +366,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", default="minilm", help="minilm, multilingual or hash")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--db", type=Path, default=None, help="reuse/keep this database")
-    parser.add_argument("--per-question", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args(argv)
 
     turns, rows, questions, counts = load(args.data)
@@ -409,10 +418,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "metrics": {name: r["summary"] for name, r in results.items()},
         "latency_ms": {name: r["ms_per_query"] for name, r in results.items()},
     }
-    if args.per_question:
-        report["per_question"] = {name: r["questions"] for name, r in results.items()}
+    report["per_question_file"] = args.out.with_suffix(".questions.jsonl").name
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_per_question(args.out.with_suffix(".questions.jsonl"), results)
     for name in results:
         o = report["metrics"][name]["overall_1_4"]
         print(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -156,3 +157,10 @@ def test_open_resolves_embedder_names(db_path: Path) -> None:
         recallbox.open(db_path, embedder="no-such-model")
     with recallbox.open(db_path) as box:
         assert box.embedder is None
+
+
+def test_a_missing_extra_raises_at_open(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(recallbox.DependencyMissing, match=r"recallbox\[embed\]"):
+        recallbox.open(db_path, embedder="minilm")
+    assert not db_path.exists()

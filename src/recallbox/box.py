@@ -9,8 +9,10 @@ from typing import Any, cast
 
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.privacy import file_identity, normalize_source_name
+from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_messages
 from recallbox.embeddings import Embedder, resolve_embedder
 from recallbox.errors import InvalidArgument, NotFound, UnsupportedFilter
+from recallbox.search import search as run_search
 from recallbox.storage import open_store
 from recallbox.storage.base import Store
 from recallbox.storage.retrieval import RetrievalStore
@@ -238,9 +240,7 @@ class Box:
             SchemaMismatch: stored vectors belong to another model than the embedder
                 (re-embed with ``recallbox embed --rebuild``).
         """
-        from recallbox.search import search
-
-        return search(
+        return run_search(
             self._retrieval_store(),
             self.embedder,
             query,
@@ -274,8 +274,6 @@ class Box:
             InvalidArgument: no embedder is configured.
             SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
         """
-        from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_messages
-
         return embed_messages(
             self._retrieval_store(),
             self.embedder,

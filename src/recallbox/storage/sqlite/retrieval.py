@@ -14,6 +14,7 @@ Nearest-neighbour search is exact for the rows a caller may see:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,16 @@ def _phrase_freqs(api: apsw.FTS5ExtensionApi, *_args: object) -> str:
     counts = [str(api.column_size(-1))]
     counts.extend(str(sum(map(len, api.phrase_locations(p)))) for p in range(api.phrase_count))
     return " ".join(counts)
+
+
+_registered: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
+
+
+def register_functions(conn: apsw.Connection) -> None:
+    """Register :data:`PHRASE_FREQS_FUNCTION` on ``conn`` once."""
+    if conn not in _registered:
+        conn.register_fts5_function(PHRASE_FREQS_FUNCTION, _phrase_freqs)
+        _registered.add(conn)
 
 
 def decode_varint(blob: bytes, pos: int = 0) -> tuple[int, int]:
@@ -140,7 +151,7 @@ class RetrievalMixin:
                 tokens += decode_varint(bytes(size))[0] if size else 0
             if not phrases or not rows:
                 return KeywordScope(rows, tokens, (0,) * len(phrases), ())
-            conn.register_fts5_function(PHRASE_FREQS_FUNCTION, _phrase_freqs)
+            register_functions(conn)
             df = [0] * len(phrases)
             matches: list[RowFrequencies] = []
             for uid, searchable, packed in conn.execute(
