@@ -60,6 +60,8 @@ KS = (1, 5, 10)
 #: Depth of the turn ranking that is collapsed to sessions.
 RANKING_DEPTH = 100
 CONTAINMENT_K = 5
+#: Measures kept per question in the JSONL file (the rest follow from ``top10``).
+PER_QUESTION_KEYS = ("turn_r@10", "session_r@10", "turn_mrr", "contains@5")
 SCORED_CATEGORIES = (1, 2, 3, 4)
 ADVERSARIAL_CATEGORY = 5
 CATEGORY_NAMES = {
@@ -318,11 +320,13 @@ def bm25s_searcher(turns: dict[str, list[Turn]]) -> tuple[Searcher, float]:
 
 
 def write_per_question(path: Path, results: dict[str, dict[str, Any]]) -> None:
-    """One compact JSON line per (mode, question): its top 10 turns and its measures."""
+    """One compact JSON line per (mode, question): its top 10 turns and main measures."""
     with path.open("w", encoding="utf-8") as out:
         for mode, result in results.items():
             for row in result["questions"]:
-                metrics = {k: round(v, 4) for k, v in row["metrics"].items()}
+                metrics = {
+                    k: round(v, 4) for k, v in row["metrics"].items() if k in PER_QUESTION_KEYS
+                }
                 line = {"mode": mode, **{k: row[k] for k in ("qid", "category", "top10")}}
                 out.write(json.dumps({**line, **metrics}, separators=(",", ":")) + "\n")
 
