@@ -155,3 +155,37 @@ def test_import_watch_resyncs_until_interrupted(
     assert code == 130 and sleeps == [5.0, 5.0]
     documents = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert [d["added"] for d in documents] == [7, 0]
+
+
+def test_search_and_embed(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    run("--db", db, "append", "ops", "user", "deploy the billing service to staging")
+    run("--db", db, "append", "ops", "user", "lunch plans")
+    code, out = run("--db", db, "search", "deploy billing", "--json")
+    assert code == 0
+    (hit,) = json.loads(out)
+    assert hit["text"] == "deploy the billing service to staging" and hit["vector"] is None
+    code, out = run("--db", db, "search", "deploy", "--channel", "ops", "--limit", "1")
+    assert code == 0 and out.startswith("1. ") and "deploy the billing" in out
+    code, out = run("--db", db, "search", "nothing here")
+    assert (code, out.strip()) == (0, "no hits")
+    code, out = run("--db", db, "embed", "--all", "--embedder", "hash", "--json")
+    assert code == 0 and json.loads(out)["embedded"] == 2
+    code, out = run("--db", db, "search", "deploy", "--embedder", "hash", "--json")
+    assert code == 0 and json.loads(out)[0]["vector"] is not None
+    code, out = run("--db", db, "embed", "--lazy", "--embedder", "hash")
+    assert code == 0 and "embedded 0 message(s)" in out
+
+
+def test_search_errors_exit_1_and_usage_errors_exit_2(tmp_path: Path) -> None:
+    db = str(tmp_path / "e.db")
+    code, out = run("--db", db, "search", "x", "--domain", "memory")
+    assert code == 1 and "not available yet" in out
+    code, _ = run("--db", db, "embed")
+    assert code == 2
+    run("--db", db, "append", "ops", "user", "deploy")
+    run("--db", db, "embed", "--all", "--embedder", "hash")
+    code, out = run("--db", db, "search", "deploy", "--embedder", "minilm")
+    assert code == 1 and "recallbox embed --rebuild" in out
+    code, out = run("--db", db, "embed", "--rebuild", "--embedder", "hash")
+    assert code == 0 and "embedded 0 message(s)" in out

@@ -25,6 +25,7 @@ from recallbox.types import (
     DoctorReport,
     FileImportReport,
     Generation,
+    Hit,
     ImportProgress,
     ImportReport,
     IndexHealth,
@@ -41,6 +42,12 @@ def open(path_or_url: str | Path, *, embedder: object = None) -> Box:
     """Open a recallbox store: a SQLite path (created with its parent dirs) or ``":memory:"``.
 
     Use it as a context manager: ``with recallbox.open("agent.db") as box: ...``.
+    ``embedder`` is ``None`` (keyword ranking only), a name (``"minilm"``, ``"multilingual"``,
+    ``"hash"``) or an object with ``model_id``, ``dim`` and ``embed()``.
+
+    Raises:
+        DependencyMissing: ``embedder`` names a model whose extra is not installed.
+        InvalidArgument: an unusable location or embedder.
     """
     return open_box(path_or_url, embedder=embedder)
 
@@ -51,6 +58,7 @@ __all__ = [
     "DoctorReport",
     "FileImportReport",
     "Generation",
+    "Hit",
     "ImportProgress",
     "ImportReport",
     "IndexHealth",

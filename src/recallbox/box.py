@@ -10,12 +10,17 @@ from typing import Any, cast
 
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.privacy import file_identity, normalize_source_name
-from recallbox.errors import InvalidArgument, NotFound
+from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_messages
+from recallbox.embeddings import Embedder, resolve_embedder
+from recallbox.errors import InvalidArgument, NotFound, UnsupportedFilter
+from recallbox.search import search as run_search
 from recallbox.storage import open_store
 from recallbox.storage.base import Store
+from recallbox.storage.retrieval import RetrievalStore
 from recallbox.types import (
     DoctorReport,
     Generation,
+    Hit,
     ImportProgress,
     ImportReport,
     Message,
@@ -42,9 +47,10 @@ class Box:
     A Box may be used from several threads (one connection per thread); it is not fork-safe.
     """
 
-    def __init__(self, store: Store, *, location: str) -> None:
+    def __init__(self, store: Store, *, location: str, embedder: Embedder | None = None) -> None:
         self.store = store
         self.location = location
+        self.embedder = embedder
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
@@ -259,6 +265,76 @@ class Box:
         """Check every full-text index; with ``repair``, rebuild what is unhealthy first."""
         return self.store.doctor(repair=repair)
 
+    # -- ranked search and embedding passes (DESIGN §4.1, §4.2, §4.5) -----------------------
+    def _retrieval_store(self) -> RetrievalStore:
+        if not isinstance(self.store, RetrievalStore):
+            raise UnsupportedFilter("this storage backend has no ranked search")
+        return self.store
+
+    def search(
+        self,
+        query: str,
+        *,
+        domain: str = "sessions",
+        channel: str | None = None,
+        limit: int = 10,
+        allow_embed: bool = True,
+    ) -> list[Hit]:
+        """Ranked hits for ``query`` in one domain, best first (ties by id).
+
+        Hybrid BM25 + vector ranking (DESIGN §4.2). With ``allow_embed`` and an embedder, the
+        query is embedded once; without them, or when the embedder fails, keyword ranking
+        stands alone. Nothing is written. ``channel`` restricts the search to one thread. Any
+        query string is accepted (no hits is ``[]``).
+
+        Raises:
+            InvalidArgument: an unknown or not yet available domain, or a bad ``limit``.
+            SchemaMismatch: stored vectors belong to another model than the embedder
+                (re-embed with ``recallbox embed --rebuild``).
+        """
+        return run_search(
+            self._retrieval_store(),
+            self.embedder,
+            query,
+            domain=domain,
+            channel=channel,
+            limit=limit,
+            allow_embed=allow_embed,
+        )
+
+    def _record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
+        """Append a drill to the hit-log (DESIGN §4.2): ``read_message``, ``recall_context`` and
+        ``expand`` call this for the id they open, so ``embed_all(lazy=True)`` embeds it. Ids
+        are opaque and random, so an id handed to those verbs came from a recall result."""
+        self._retrieval_store().record_drill(target_id, domain=domain)
+
+    def embed_all(
+        self,
+        *,
+        rebuild: bool = False,
+        lazy: bool = False,
+        batch_size: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Embed every message that has no vector of the configured model yet; returns the count.
+
+        Resumable and interruptible: each batch is committed on its own. ``rebuild`` first
+        deletes the vectors of any other model; ``lazy`` embeds only messages that recall
+        drilled into (the hit-log). ``progress(done, total)`` is called after each batch.
+
+        Raises:
+            InvalidArgument: no embedder is configured.
+            SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
+        """
+        return embed_messages(
+            self._retrieval_store(),
+            self.embedder,
+            rebuild=rebuild,
+            drilled_only=lazy,
+            batch_size=EMBED_BATCH_SIZE if batch_size is None else batch_size,
+            progress=progress,
+        )
+
 
 def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
     """Open (creating when missing) the store at ``path_or_url`` and return a :class:`Box`.
@@ -266,6 +342,8 @@ def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
     Raises:
         InvalidArgument: unusable location.
         SchemaMismatch: the database was written by a newer recallbox.
+        DependencyMissing: ``embedder`` names a model whose extra is not installed.
     """
     location = _resolve_location(path_or_url)
-    return Box(open_store(location), location=location)
+    resolved = resolve_embedder(cast("str | Embedder | None", embedder))
+    return Box(open_store(location), location=location, embedder=resolved)

@@ -51,7 +51,7 @@ def json_option(func: F) -> F:
 
 
 @contextmanager
-def open_box(ctx: click.Context) -> Iterator[Box]:
+def open_box(ctx: click.Context, embedder: str | None = None) -> Iterator[Box]:
     """Open the Box for the command's ``--db`` and turn library errors into exit code 1."""
     from recallbox import RecallError
     from recallbox import open as open_recallbox
@@ -59,7 +59,7 @@ def open_box(ctx: click.Context) -> Iterator[Box]:
 
     settings = load_settings(ctx.obj.get("db"))
     try:
-        with open_recallbox(settings.db) as box:
+        with open_recallbox(settings.db, embedder=embedder) as box:
             yield box
     except RecallError as exc:
         raise click.ClickException(str(exc)) from exc
@@ -479,6 +479,115 @@ def import_command(
             time.sleep(interval)
     if report.errors:
         ctx.exit(1)
+
+
+def embedder_option(default: str | None) -> Callable[[F], F]:
+    """The shared ``--embedder`` option (env ``RECALLBOX_EMBEDDER``)."""
+    return click.option(
+        "--embedder",
+        envvar="RECALLBOX_EMBEDDER",
+        default=default,
+        show_default=True,
+        help="Embedding model: minilm, multilingual or hash (env RECALLBOX_EMBEDDER).",
+    )
+
+
+def render_hits(hits: list[Any]) -> str:
+    """Text rendering of ranked hits: a header line per hit, then its text indented."""
+    if not hits:
+        return "no hits"
+    lines: list[str] = []
+    for rank, hit in enumerate(hits, start=1):
+        legs = []
+        if hit.keyword is not None:
+            legs.append(f"k={hit.keyword:.3f}")
+        if hit.vector is not None:
+            legs.append(f"v={hit.vector:.3f}")
+        lines.append(
+            f"{rank}. {hit.score:.3f} {hit.id} [{hit.channel}] {hit.role or ''} ({' '.join(legs)})"
+        )
+        lines.extend("    " + line for line in hit.text.splitlines() or [""])
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.argument("query")
+@click.option(
+    "--domain",
+    default="sessions",
+    show_default=True,
+    help="memory, knowledge, sessions, transcripts or code (sessions in this version).",
+)
+@click.option("--channel", default=None, help="Only this thread.")
+@click.option("--limit", type=int, default=10, show_default=True, help="At most this many hits.")
+@click.option("--no-embed", is_flag=True, help="Keyword ranking only (no embedder call).")
+@embedder_option(None)
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    domain: str,
+    channel: str | None,
+    limit: int,
+    no_embed: bool,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
+    """Ranked hits for QUERY (hybrid BM25 + vectors when an embedder is given).
+
+    Example: recallbox search "deploy billing" --channel ops --limit 5 --json
+    """
+    with open_box(ctx, embedder) as box:
+        hits = box.search(
+            query, domain=domain, channel=channel, limit=limit, allow_embed=not no_embed
+        )
+    if as_json:
+        emit_json(hits)
+    else:
+        click.echo(render_hits(hits))
+
+
+@cli.command()
+@click.option("--all", "embed_all", is_flag=True, help="Embed every message without a vector.")
+@click.option("--lazy", is_flag=True, help="Embed only messages recall drilled into.")
+@click.option("--rebuild", is_flag=True, help="Drop vectors of any other model, then embed.")
+@click.option("--batch-size", type=int, default=None, help="Messages per embedder call.")
+@embedder_option("minilm")
+@json_option
+@click.pass_context
+def embed(
+    ctx: click.Context,
+    embed_all: bool,
+    lazy: bool,
+    rebuild: bool,
+    batch_size: int | None,
+    embedder: str,
+    as_json: bool,
+) -> None:
+    """Write message vectors (nothing is embedded at write time); resumable, Ctrl-C safe.
+
+    Example: recallbox embed --all --embedder minilm
+    """
+    if embed_all == lazy and not rebuild:
+        raise click.UsageError("choose one of --all, --lazy (or --rebuild)")
+    from rich.progress import Progress
+
+    with open_box(ctx, embedder) as box:
+        with Progress(transient=True, disable=as_json) as bar:
+            task = bar.add_task("embedding", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            count = box.embed_all(
+                rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress
+            )
+        model = box.embedder.model_id if box.embedder is not None else None
+    if as_json:
+        emit_json({"embedded": count, "model_id": model, "lazy": lazy, "rebuild": rebuild})
+    else:
+        click.echo(f"embedded {count} message(s) with {model}")
 
 
 def main() -> None:

@@ -123,6 +123,30 @@ class DoctorReport:
 
 
 @dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked search result (``box.search``, DESIGN §4.5, §9); higher ``score`` is better.
+
+    ``id`` is the message/chunk/section/entry/symbol id; ``text`` is at most 800 characters of
+    it, verbatim, around the best match. ``keyword`` is the normalised keyword score ``k`` and
+    ``vector`` the vector similarity ``v`` the score was fused from (``None``: that leg is
+    absent for this hit). ``source`` and ``lines`` name a file and line range where the domain
+    has one (transcripts, knowledge, code).
+    """
+
+    id: str
+    score: float
+    text: str
+    domain: str
+    channel: str | None = None
+    source: str | None = None
+    lines: tuple[int, int] | None = None
+    created_at: datetime | None = None
+    keyword: float | None = None
+    vector: float | None = None
+    role: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SkippedRecord:
     """A source line an import could not use, with the reason."""
 

@@ -150,6 +150,41 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
 
 LATEST_VERSION = MIGRATIONS[-1][0]
 
+# Migration 2 (retrieval core, DESIGN §4.2, §5): the registry of embedding spaces (one per
+# owner, model id and dimension; the sqlite-vec ``vec0`` table of a space is created when its
+# first vector is written, since it needs the extension and the dimension), the bookkeeping of
+# which row has a vector of which content, and the append-only hit-log.
+_M002_RETRIEVAL = [
+    """CREATE TABLE embedding_spaces (
+        id INTEGER PRIMARY KEY,
+        owner TEXT NOT NULL,
+        model_id TEXT NOT NULL,
+        dim INTEGER NOT NULL CHECK (dim > 0),
+        created_at TEXT NOT NULL,
+        UNIQUE (owner, model_id, dim)
+    )""",
+    """CREATE TABLE embeddings (
+        space_id INTEGER NOT NULL REFERENCES embedding_spaces(id),
+        target_rowid INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        embedded_at TEXT NOT NULL,
+        PRIMARY KEY (space_id, target_rowid)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE hit_log (
+        id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        query TEXT,
+        domain TEXT NOT NULL,
+        layer TEXT,
+        target_id TEXT NOT NULL,
+        drilled INTEGER NOT NULL DEFAULT 0
+    )""",
+    "CREATE INDEX hit_log_drills ON hit_log (target_id) WHERE drilled = 1",
+]
+
+MIGRATIONS.append((2, "embedding spaces, embeddings bookkeeping, hit-log", _M002_RETRIEVAL))
+LATEST_VERSION = MIGRATIONS[-1][0]
+
 # Migration 3 (transcript import, DESIGN §4.5): the sync ledger of imported files. ``import_files``
 # holds one row per transcript file: its stat, the hash of the consumed prefix (and of the last
 # bytes before the cursor, the cheap check of an unchanged file), the byte/line cursor and the

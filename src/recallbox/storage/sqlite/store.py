@@ -17,6 +17,7 @@ from recallbox.storage.base import NewMessage
 from recallbox.storage.sqlite import fts
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
+from recallbox.storage.sqlite.retrieval import RetrievalMixin
 from recallbox.storage.sqlite.schema import (
     LATEST_VERSION,
     MIGRATION_TABLE_SQL,
@@ -98,7 +99,7 @@ def row_to_message(row: Sequence[Any]) -> Message:
     )
 
 
-class SQLiteStore(ImportLedgerMixin, SessionWindowMixin):
+class SQLiteStore(RetrievalMixin, ImportLedgerMixin, SessionWindowMixin):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
     capabilities: frozenset[str] = frozenset({"fts5", "trigram", "bigram_cjk"})

@@ -1,0 +1,125 @@
+"""sqlite-vec vector tables: one ``vec0`` table per embedding space (DESIGN §4.2).
+
+* The extension is loaded lazily, per connection, through apsw
+  (``enable_load_extension`` + ``load_extension(sqlite_vec.loadable_path())``); a missing
+  package raises :class:`~recallbox.errors.DependencyMissing` naming the install command.
+  Connections that never touch vectors never load it.
+* A space's table is ``vec0(thread_id integer partition key, embedding float[dim]
+  distance_metric=cosine)`` keyed by the message's rowid. The partition key is how a
+  channel-restricted search stays **inside the index**: sqlite-vec scans only that thread's
+  vectors.
+* Distances are cosine distances ``d = 1 − cos``; the ranking turns them into ``max(0, 1 − d)``.
+
+Quantisation (int8 / bit with a float re-rank) is not used: see the README's benchmark section
+for why (at the sizes measured, the float scan inside one channel costs well under a
+millisecond).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import struct
+from collections.abc import Iterable, Sequence
+
+import apsw
+
+from recallbox.errors import DependencyMissing
+
+#: The largest ``k`` sqlite-vec 0.1 accepts in a KNN query.
+VEC_MAX_K = 4096
+#: Prefix of the ``vec0`` table of an embedding space (``vec_space_<id>``).
+VEC_TABLE_PREFIX = "vec_space_"
+SQLITE_VEC_HINT = "pip install sqlite-vec"
+
+
+def load_sqlite_vec(conn: apsw.Connection) -> None:
+    """Make the sqlite-vec functions and ``vec0`` available on ``conn`` (idempotent).
+
+    Raises:
+        DependencyMissing: the sqlite-vec package is missing or cannot be loaded.
+    """
+    try:
+        conn.execute("SELECT vec_version()").fetchall()
+        return
+    except apsw.SQLError:
+        pass
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        raise DependencyMissing(
+            f"vector search needs the sqlite-vec package; install it with: {SQLITE_VEC_HINT}"
+        ) from exc
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+    except (apsw.Error, AttributeError, OSError) as exc:
+        raise DependencyMissing(
+            f"cannot load the sqlite-vec extension ({exc}); reinstall it with: {SQLITE_VEC_HINT}"
+        ) from exc
+    finally:
+        with contextlib.suppress(apsw.Error):
+            conn.enable_load_extension(False)
+
+
+def table_name(space_id: int) -> str:
+    """The ``vec0`` table of space ``space_id`` (an integer, so the name is always safe)."""
+    return f"{VEC_TABLE_PREFIX}{int(space_id)}"
+
+
+def to_blob(vector: Sequence[float]) -> bytes:
+    """float32 little-endian bytes, the format ``vec0`` stores."""
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def create_table(conn: apsw.Connection, space_id: int, dim: int) -> None:
+    """Create the ``vec0`` table of a space (idempotent)."""
+    load_sqlite_vec(conn)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table_name(space_id)} USING vec0("
+        f"thread_id integer partition key, embedding float[{int(dim)}] distance_metric=cosine)"
+    )
+
+
+def drop_table(conn: apsw.Connection, space_id: int) -> None:
+    """Drop the ``vec0`` table of a space (idempotent)."""
+    load_sqlite_vec(conn)
+    conn.execute(f"DROP TABLE IF EXISTS {table_name(space_id)}")
+
+
+def upsert(
+    conn: apsw.Connection, space_id: int, rows: Iterable[tuple[int, int, Sequence[float]]]
+) -> None:
+    """Write ``(rowid, thread_id, vector)`` rows, replacing an existing vector of the rowid."""
+    load_sqlite_vec(conn)
+    table = table_name(space_id)
+    for rowid, thread_id, vector in rows:
+        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        conn.execute(
+            f"INSERT INTO {table} (rowid, thread_id, embedding) VALUES (?, ?, ?)",
+            (rowid, thread_id, to_blob(vector)),
+        )
+
+
+def knn(
+    conn: apsw.Connection,
+    space_id: int,
+    vector: Sequence[float],
+    *,
+    k: int,
+    thread_id: int | None,
+) -> list[tuple[int, float]]:
+    """``(rowid, distance)`` of the ``k`` nearest vectors, nearest first (one thread's only
+    when ``thread_id`` is given: the partition key restricts the scan)."""
+    load_sqlite_vec(conn)
+    table = table_name(space_id)
+    k = max(1, min(int(k), VEC_MAX_K))
+    if thread_id is None:
+        sql = f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ?"
+        params: tuple[object, ...] = (to_blob(vector), k)
+    else:
+        sql = (
+            f"SELECT rowid, distance FROM {table} "
+            "WHERE embedding MATCH ? AND k = ? AND thread_id = ?"
+        )
+        params = (to_blob(vector), k, thread_id)
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
