@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.privacy import file_identity, normalize_source_name
-from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_messages
+from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_chunks, embed_messages
 from recallbox.embeddings import Embedder, resolve_embedder
 from recallbox.errors import InvalidArgument, NotFound, UnsupportedFilter
 from recallbox.search import search as run_search
@@ -326,7 +326,15 @@ class Box:
             InvalidArgument: no embedder is configured.
             SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
         """
-        return embed_messages(
+        count = embed_messages(
+            self._retrieval_store(),
+            self.embedder,
+            rebuild=rebuild,
+            drilled_only=lazy,
+            batch_size=EMBED_BATCH_SIZE if batch_size is None else batch_size,
+            progress=progress,
+        )
+        return count + embed_chunks(  # the transcripts domain's chunks (DESIGN §4.5)
             self._retrieval_store(),
             self.embedder,
             rebuild=rebuild,

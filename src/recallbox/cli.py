@@ -516,7 +516,8 @@ def render_hits(hits: list[Any]) -> str:
     "--domain",
     default="sessions",
     show_default=True,
-    help="memory, knowledge, sessions, transcripts or code (sessions in this version).",
+    help="memory, knowledge, sessions, transcripts or code (sessions and transcripts in "
+    "this version).",
 )
 @click.option("--channel", default=None, help="Only this thread.")
 @click.option("--limit", type=int, default=10, show_default=True, help="At most this many hits.")

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import cast
 
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument
 from recallbox.search import message_space
 from recallbox.storage.retrieval import OWNER_MESSAGE, EmbeddingSpace, RetrievalStore
+from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK, TranscriptSearchStore
 
 #: Messages per embedder call and per write transaction.
 EMBED_BATCH_SIZE = 64
@@ -93,6 +95,60 @@ def embed_messages(
         vectors = safe_embed(embedder, [t.text for t in targets])
         items = [(t, v) for t, v in zip(targets, vectors, strict=True) if v is not None]
         written += store.put_embeddings(space, items)
+        cursor = targets[-1].key
+        done += len(targets)
+        if progress is not None:
+            progress(min(done, total), total)
+    return written
+
+
+def embed_chunks(
+    store: RetrievalStore,
+    embedder: Embedder | None,
+    *,
+    rebuild: bool = False,
+    drilled_only: bool = False,
+    batch_size: int = EMBED_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> int:
+    """Embed the transcript chunks that need a vector (DESIGN §4.5); returns how many were
+    written. The same rules as :func:`embed_messages`, over the chunks of imported threads
+    (``drilled_only``: chunks holding a message recall drilled into).
+
+    Raises:
+        InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
+        SchemaMismatch: chunk vectors of another model are stored and ``rebuild`` is false.
+    """
+    if embedder is None:
+        raise InvalidArgument("no embedder is configured; open with embedder='minilm'")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
+    chunks = cast(TranscriptSearchStore, store)
+    if not chunks.transcript_chunk_count():
+        return 0  # no imported transcripts: no chunk space is created
+    if not rebuild:
+        message_space(store, embedder, OWNER_TRANSCRIPT_CHUNK)
+    dim = _dimension(embedder)
+    if not dim:
+        return 0
+    if rebuild:
+        for old in store.embedding_spaces(OWNER_TRANSCRIPT_CHUNK):
+            if (old.model_id, old.dim) != (embedder.model_id, dim):
+                store.drop_embedding_space(old)
+    space = store.ensure_embedding_space(OWNER_TRANSCRIPT_CHUNK, embedder.model_id, dim)
+    total = chunks.count_chunks_to_embed(space, drilled_only=drilled_only)
+    written = done = cursor = 0
+    if progress is not None:
+        progress(0, total)
+    while True:
+        targets = chunks.chunks_to_embed(
+            space, after=cursor, limit=batch_size, drilled_only=drilled_only
+        )
+        if not targets:
+            break
+        vectors = safe_embed(embedder, [t.text for t in targets])
+        items = [(t, v) for t, v in zip(targets, vectors, strict=True) if v is not None]
+        written += chunks.put_chunk_embeddings(space, items)
         cursor = targets[-1].key
         done += len(targets)
         if progress is not None:

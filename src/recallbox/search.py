@@ -11,11 +11,13 @@ mixing them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
-from recallbox.domains import sessions
+from recallbox.domains import sessions, transcripts
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument, SchemaMismatch
 from recallbox.storage.retrieval import OWNER_MESSAGE, EmbeddingSpace, RetrievalStore
+from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK, TranscriptSearchStore
 from recallbox.text.fts_query import build_fts_query
 from recallbox.text.normalize import normalize_text
 from recallbox.types import Hit
@@ -23,7 +25,7 @@ from recallbox.types import Hit
 #: Every recall domain, in the order buckets are rendered (DESIGN §5).
 DOMAINS: tuple[str, ...] = ("memory", "knowledge", "sessions", "transcripts", "code")
 #: The domains ``search`` can answer in this version.
-AVAILABLE_DOMAINS: tuple[str, ...] = ("sessions",)
+AVAILABLE_DOMAINS: tuple[str, ...] = ("sessions", "transcripts")
 DEFAULT_SEARCH_LIMIT = 10
 #: The largest ``limit`` accepted.
 MAX_SEARCH_LIMIT = 1_000
@@ -57,8 +59,11 @@ def _describe(space: EmbeddingSpace) -> str:
     return f"{space.model_id!r} ({space.dim}-d)"
 
 
-def message_space(store: RetrievalStore, embedder: Embedder) -> EmbeddingSpace | None:
-    """The stored message vectors the embedder's vectors may be compared with (``None``: none).
+def message_space(
+    store: RetrievalStore, embedder: Embedder, owner: str = OWNER_MESSAGE
+) -> EmbeddingSpace | None:
+    """The stored message vectors the embedder's vectors may be compared with (``None``: none);
+    ``owner`` picks another kind of vectors (transcript chunks).
 
     Raises:
         SchemaMismatch: vectors of another model (or dimension) are stored.
@@ -66,7 +71,7 @@ def message_space(store: RetrievalStore, embedder: Embedder) -> EmbeddingSpace |
     dim = embedder.dim
     same: list[EmbeddingSpace] = []
     other: list[EmbeddingSpace] = []
-    for space in store.embedding_spaces(OWNER_MESSAGE):
+    for space in store.embedding_spaces(owner):
         if space.model_id == embedder.model_id and dim in (0, space.dim):
             same.append(space)
         elif space.count:
@@ -120,8 +125,9 @@ def search(
     if channel is not None:
         channel = normalize_text(channel)
     query_vector: sessions.QueryVector | None = None
+    owner = OWNER_TRANSCRIPT_CHUNK if domain == transcripts.DOMAIN else OWNER_MESSAGE
     if allow_embed and embedder is not None and LEG_VECTOR in legs:
-        space = message_space(store, embedder)
+        space = message_space(store, embedder, owner)
         vector = embed_query(embedder, text)
         if vector is not None and space is not None:
             if len(vector) != space.dim:
@@ -130,6 +136,15 @@ def search(
                     f"its stored vectors are {space.dim}-d; re-embed with `{REBUILD_HINT}`"
                 )
             query_vector = sessions.QueryVector(vector, space)
+    if domain == transcripts.DOMAIN:
+        return transcripts.search(
+            cast(TranscriptSearchStore, store),
+            build_fts_query(text),
+            channel=channel,
+            limit=limit,
+            query_vector=query_vector,
+            use_keyword=LEG_KEYWORD in legs,
+        )
     return sessions.search(
         store,
         build_fts_query(text),

@@ -144,6 +144,9 @@ class Hit:
     keyword: float | None = None
     vector: float | None = None
     role: str | None = None
+    best_message_id: str | None = None
+    """``transcripts``: the chunk's message that holds the most query terms (the aggregator
+    skips a chunk whose best message the sessions bucket already shows)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,39 +20,26 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
+from recallbox.domains.sessions import QueryVector, literal_misses
+from recallbox.ranking.fusion import THRESHOLD_TRANSCRIPTS, Candidate, fuse, vector_similarity
 from recallbox.storage.base import ChunkSource, TranscriptChunk
+from recallbox.storage.transcripts import ChunkRow, TranscriptSearchStore, chunk_id, parse_chunk_id
 from recallbox.text.cjk import cjk_count, is_cjk_char
+from recallbox.text.excerpt import excerpt
+from recallbox.text.fts_query import FtsQuery
 from recallbox.text.tokens import NON_CJK_CHARS_PER_TOKEN
+from recallbox.types import Hit
 
 T = TypeVar("T")
 
 TRANSCRIPT_CHUNK_TOKENS = 500
-CHUNK_ID_SEPARATOR = "@"
-PART_SEPARATOR = "."
 MESSAGE_SEPARATOR = "\n\n"
 CUT_MARKS = ("\n", ". ", "! ", "? ", "。", "！", "？", "; ")
 MIN_CUT_FRACTION = 0.5
 """A part is cut at a line or sentence end only past this fraction of its budget."""
-
-
-def chunk_id(channel: str, first_seq: int, part: int = 0) -> str:
-    """``<channel>@<first seq>`` (``.<part>`` for the further parts of one long message)."""
-    base = f"{channel}{CHUNK_ID_SEPARATOR}{first_seq}"
-    return base if part == 0 else f"{base}{PART_SEPARATOR}{part}"
-
-
-def parse_chunk_id(value: str) -> tuple[str, int, int] | None:
-    """``(channel, first seq, part)`` of a chunk id, or ``None`` when it is not one."""
-    channel, separator, tail = value.rpartition(CHUNK_ID_SEPARATOR)
-    if not separator or not channel:
-        return None
-    seq_text, _, part_text = tail.partition(PART_SEPARATOR)
-    if not seq_text.isdigit() or (part_text and not part_text.isdigit()):
-        return None
-    return channel, int(seq_text), int(part_text or 0)
 
 
 def message_text(message: ChunkSource) -> str:
@@ -123,7 +110,7 @@ def chunk_messages(
     def flush() -> Iterator[TranscriptChunk]:
         nonlocal non_cjk, cjk
         if pending:
-            yield _chunk(pending, MESSAGE_SEPARATOR.join(texts))
+            yield _chunk(pending, MESSAGE_SEPARATOR.join(texts), offsets=_offsets(texts))
             pending.clear()
             texts.clear()
             non_cjk = cjk = 0
@@ -149,7 +136,17 @@ def chunk_messages(
     yield from flush()
 
 
-def _chunk(messages: list[ChunkSource], text: str, *, part: int = 0) -> TranscriptChunk:
+def _offsets(texts: list[str]) -> tuple[int, ...]:
+    offsets, position = [], 0
+    for text in texts:
+        offsets.append(position)
+        position += len(text) + len(MESSAGE_SEPARATOR)
+    return tuple(offsets)
+
+
+def _chunk(
+    messages: list[ChunkSource], text: str, *, part: int = 0, offsets: tuple[int, ...] = (0,)
+) -> TranscriptChunk:
     starts = [m.line_start for m in messages if m.line_start is not None]
     ends = [m.line_end for m in messages if m.line_end is not None]
     sources = [m.source for m in messages if m.source]
@@ -163,6 +160,7 @@ def _chunk(messages: list[ChunkSource], text: str, *, part: int = 0) -> Transcri
         source=sources[0] if sources else None,
         line_start=min(starts) if starts else None,
         line_end=max(ends) if ends else None,
+        message_offsets=offsets,
     )
 
 
@@ -191,3 +189,131 @@ def skip_shown(
 ) -> list[T]:
     """``hits`` without those whose best message is among ``shown_message_ids``."""
     return [hit for hit in hits if best_message(hit) not in shown_message_ids]
+
+
+# --- ranked search (DESIGN §4.2, §4.5) ------------------------------------------------------
+
+DOMAIN = "transcripts"
+#: Keyword candidates per search (the BM25 pool min-max normalisation runs over).
+KEYWORD_CANDIDATES = 200
+#: Nearest-vector candidates per search.
+VECTOR_CANDIDATES = 200
+
+
+def best_message_id(
+    message_ids: Sequence[str], contents: Mapping[str, str], terms: Sequence[str]
+) -> str | None:
+    """The message of a chunk the sessions domain would rank first for ``terms``: the most
+    distinct terms in its content, then the shorter content (a denser match), then the first.
+    Only messages in ``contents`` (the searchable ones) count; ``None`` when there are none."""
+    needles = [term.casefold() for term in terms if term]
+    best: tuple[int, int, int] | None = None
+    chosen: str | None = None
+    for index, message_id in enumerate(message_ids):
+        content = contents.get(message_id)
+        if content is None:
+            continue
+        folded = content.casefold()
+        found = sum(1 for needle in needles if needle in folded)
+        key = (-found, len(content), index)
+        if best is None or key < best:
+            best, chosen = key, message_id
+    return chosen
+
+
+def _hit(
+    row: ChunkRow,
+    score: float,
+    k: float | None,
+    v: float | None,
+    query: FtsQuery,
+    contents: Mapping[str, str],
+) -> Hit:
+    lines = (
+        (row.line_start, row.line_end)
+        if row.line_start is not None and row.line_end is not None
+        else None
+    )
+    return Hit(
+        id=row.id,
+        score=score,
+        text=excerpt(row.text, query.terms, query.literals),
+        domain=DOMAIN,
+        channel=row.channel,
+        source=row.source,
+        lines=lines,
+        created_at=row.created_at,
+        keyword=k,
+        vector=v,
+        best_message_id=best_message_id(row.message_ids, contents, query.terms),
+    )
+
+
+def search(
+    store: TranscriptSearchStore,
+    query: FtsQuery,
+    *,
+    channel: str | None,
+    limit: int,
+    query_vector: QueryVector | None,
+    use_keyword: bool = True,
+) -> list[Hit]:
+    """Rank the transcript chunks in scope for ``query``: one hit per chunk, best first.
+
+    The same two legs and fusion as the sessions domain (``recallbox.domains.sessions``), over
+    the chunk index: BM25 of the whole chunk corpus (a ``channel`` filters), the nearest chunk
+    vectors, :data:`~recallbox.ranking.fusion.THRESHOLD_TRANSCRIPTS`. Candidate pools do not
+    depend on ``limit``, so a smaller ``limit`` returns a prefix of a larger one.
+    """
+    keyword_ran = use_keyword and not query.is_empty
+    keyword: dict[str, float] = {}
+    if keyword_ran:
+        keyword = dict(
+            store.keyword_chunks_ranked(
+                query.expression, channel=channel, limit=max(limit, KEYWORD_CANDIDATES)
+            )
+        )
+    similarity: dict[str, float] = {}
+    if query_vector is not None:
+        nearest = store.nearest_chunks(
+            query_vector.vector,
+            space=query_vector.space,
+            channel=channel,
+            limit=max(limit, VECTOR_CANDIDATES),
+        )
+        similarity = {cid: vector_similarity(d) for cid, d in nearest}
+        unscored = [cid for cid in keyword if cid not in similarity]
+        distances = store.chunk_distances(query_vector.vector, unscored, space=query_vector.space)
+        similarity.update((cid, vector_similarity(d)) for cid, d in distances.items())
+    ids = list(dict.fromkeys([*keyword, *similarity]))
+    rows = store.chunk_rows(ids)
+    candidates = [
+        Candidate(
+            id=cid,
+            keyword=keyword.get(cid, 0.0) if keyword_ran else None,
+            vector=similarity.get(cid),
+            content_hash=rows[cid].content_hash,
+            literal_misses=literal_misses(rows[cid].text, query.literals),
+        )
+        for cid in ids
+        if cid in rows
+    ]
+    fused = fuse(candidates, threshold=THRESHOLD_TRANSCRIPTS, limit=limit)
+    message_ids = [mid for f in fused for mid in rows[f.id].message_ids]
+    contents = {mid: row.content for mid, row in store.search_rows(message_ids).items()}
+    return [_hit(rows[f.id], f.score, f.keyword, f.vector, query, contents) for f in fused]
+
+
+__all__ = [
+    "DOMAIN",
+    "TRANSCRIPT_CHUNK_TOKENS",
+    "best_message_id",
+    "chunk_id",
+    "chunk_message_ids",
+    "chunk_messages",
+    "message_text",
+    "parse_chunk_id",
+    "search",
+    "skip_shown",
+    "split_to_budget",
+]

@@ -277,6 +277,8 @@ class TranscriptChunk:
     source: str | None
     line_start: int | None
     line_end: int | None
+    message_offsets: tuple[int, ...] = ()
+    """Where each message starts in ``text`` (parallel to ``message_ids``)."""
 
 
 class SessionWindowStore(Protocol):

@@ -28,6 +28,7 @@ from recallbox.storage.base import (
     TranscriptChunk,
 )
 from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK
 from recallbox.text.cjk import segment
 
 _FILE_COLUMNS = (
@@ -74,7 +75,7 @@ CHUNKABLE = (
 )
 _CHUNK_COLUMNS = (
     "c.id, c.content_hash, c.first_seq, c.part, c.last_seq, g.number, c.message_ids, c.source, "
-    "c.line_start, c.line_end, c.content"
+    "c.line_start, c.line_end, c.content, c.message_offsets"
 )
 
 
@@ -88,6 +89,17 @@ def _chunk_hash(chunk: TranscriptChunk) -> str:
 
 def _int(value: Any) -> int:
     return int(value)
+
+
+def _delete_chunk(conn: Any, rowid: int) -> None:
+    """Remove a chunk and the bookkeeping of its vectors (a stale ``vec0`` row is harmless: it
+    is never fresh, and chunk row ids are never reused)."""
+    conn.execute(
+        "DELETE FROM embeddings WHERE target_rowid = ? AND space_id IN "
+        "(SELECT id FROM embedding_spaces WHERE owner = ?)",
+        (rowid, OWNER_TRANSCRIPT_CHUNK),
+    )
+    conn.execute("DELETE FROM transcript_chunks WHERE id = ?", (rowid,))
 
 
 def _opt_int(value: Any) -> int | None:
@@ -105,6 +117,7 @@ def _stored_chunk(r: Sequence[Any]) -> TranscriptChunk:
         line_start=_opt_int(r[8]),
         line_end=_opt_int(r[9]),
         text=str(r[10]),
+        message_offsets=tuple(json.loads(r[11])),
     )
 
 
@@ -396,12 +409,13 @@ class ImportLedgerMixin:
                 if old is not None and old[1] == digest:
                     continue
                 if old is not None:
-                    conn.execute("DELETE FROM transcript_chunks WHERE id = ?", (old[0],))
+                    _delete_chunk(conn, old[0])
                 conn.execute(
                     "INSERT INTO transcript_chunks (thread_id, generation_id, first_seq, part, "
-                    "last_seq, message_ids, source, line_start, line_end, content, content_seg, "
-                    "content_hash) VALUES (?, (SELECT generation_id FROM messages "
-                    "WHERE thread_id = ? AND seq = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "last_seq, message_ids, message_offsets, source, line_start, line_end, "
+                    "content, content_seg, content_hash) VALUES (?, (SELECT generation_id "
+                    "FROM messages WHERE thread_id = ? AND seq = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?)",
                     (
                         thread_id,
                         thread_id,
@@ -410,6 +424,7 @@ class ImportLedgerMixin:
                         chunk.part,
                         chunk.last_seq,
                         json.dumps(list(chunk.message_ids)),
+                        json.dumps(list(chunk.message_offsets)),
                         chunk.source,
                         chunk.line_start,
                         chunk.line_end,
@@ -420,7 +435,7 @@ class ImportLedgerMixin:
                 )
                 written += 1
             for rowid, _ in existing.values():
-                conn.execute("DELETE FROM transcript_chunks WHERE id = ?", (rowid,))
+                _delete_chunk(conn, rowid)
         return written
 
     def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:

@@ -238,7 +238,9 @@ _M003_IMPORTS = [
 
 # The transcripts domain (DESIGN §4.5): imported threads as chunks of consecutive turns, keyed
 # by (thread, first seq, part), with their own ranked FTS5 index (external content, old-value
-# triggers, checked by ``doctor``).
+# triggers, checked by ``doctor``). Row ids are never reused (AUTOINCREMENT), so the vector of a
+# replaced chunk can never be taken for its successor's. ``message_offsets`` holds where each
+# message starts in the chunk text.
 TRANSCRIPT_CHUNKS_FTS = FtsIndex(
     name="transcript_chunks_fts",
     content_table="transcript_chunks",
@@ -250,13 +252,14 @@ FTS_INDEXES[TRANSCRIPT_CHUNKS_FTS.name] = TRANSCRIPT_CHUNKS_FTS
 
 _M003_IMPORTS += [
     """CREATE TABLE transcript_chunks (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         thread_id INTEGER NOT NULL REFERENCES threads(id),
         generation_id INTEGER NOT NULL REFERENCES generations(id),
         first_seq INTEGER NOT NULL,
         part INTEGER NOT NULL,
         last_seq INTEGER NOT NULL,
         message_ids TEXT NOT NULL,
+        message_offsets TEXT NOT NULL,
         source TEXT,
         line_start INTEGER,
         line_end INTEGER,
