@@ -189,3 +189,13 @@ def test_search_errors_exit_1_and_usage_errors_exit_2(tmp_path: Path) -> None:
     assert code == 1 and "recallbox embed --rebuild" in out
     code, out = run("--db", db, "embed", "--rebuild", "--embedder", "hash")
     assert code == 0 and "embedded 0 message(s)" in out
+
+
+def test_search_transcripts_from_the_cli(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    run("--db", db, "import", "claude-code", str(FIXTURES / "claude-code" / "projects"))
+    code, out = run("--db", db, "search", "README", "--domain", "transcripts", "--json")
+    hits = json.loads(out)
+    assert code == 0 and [h["domain"] for h in hits] == ["transcripts"]
+    assert hits[0]["source"].endswith("7f3c2a10-5b6d-4e8f-9a01-23456789abcd.jsonl")
+    assert hits[0]["lines"] == [21, 29]

@@ -144,8 +144,12 @@ def test_pending_and_excluded_messages_never_appear(layout, picks, budget, tmp_p
             if flag != "ok":
                 excluded.add(marker)
             messages.append(message)
-        hits = [FakeHit(m.id, m.content) for i in picks if i < len(messages) and (m := messages[i])]
-        text = render_sessions_bucket(store_of(box), hits, budget)
+        searched = box.search("text", limit=20)  # every marker message says "text"
+        assert not any(marker in hit.text for hit in searched for marker in excluded)
+        hits: list[Any] = [
+            FakeHit(m.id, m.content) for i in picks if i < len(messages) and (m := messages[i])
+        ]
+        text = render_sessions_bucket(store_of(box), [*searched, *hits], budget)
         assert len(text) <= budget
         assert not any(marker in text for marker in excluded)
         for block in text.split("\n\n"):

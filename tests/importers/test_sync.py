@@ -607,6 +607,10 @@ def test_excluded_source_denies_its_imported_threads(box: recallbox.Box, project
     assert all(box.store.thread_allowed(t.channel) for t in box.threads())
     box.exclude_source(str(projects / "-home-dev-app" / "agent-0ld1.jsonl"))
     assert not box.store.thread_allowed(f"{CHANNEL}/agent-0ld1")
+    assert {h.channel for h in box.search("README")} == {CHANNEL}
+    box.exclude_source(f"{SESSION}.jsonl")
+    assert box.search("README") == []
+    assert box.search("README", domain="transcripts") == []
 
 
 def test_lone_surrogates_are_normalised_in_content_and_metadata(box: recallbox.Box, tmp_path: Path):
