@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -660,3 +661,19 @@ def test_progress_reports_bytes_over_all_files(box: recallbox.Box, projects: Pat
     box.import_transcripts("claude-code", projects, progress=seen.append)
     assert seen and seen[-1].bytes_done == seen[-1].bytes_total > 0
     assert (seen[-1].files_done, seen[-1].files_total) == (4, 4)
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_with_replacement_characters(
+    box: recallbox.Box, tmp_path: Path
+):
+    raw = os.fsencode(tmp_path) + b"/s\xff1.jsonl"
+    try:
+        with open(raw, "wb") as stream:
+            stream.write(b'{"type":"user","uuid":"u1","message":{"content":"hi"}}\n')
+    except OSError:
+        pytest.skip("this file system refuses names that are not UTF-8")
+    for status in ("new", "unchanged"):
+        [file] = box.import_transcripts("claude-code", tmp_path).files
+        assert (file.status, file.path, file.error) == (status, f"{tmp_path}/s\ufffd1.jsonl", None)
+    assert [t.channel for t in box.threads()] == ["claude-code:s\ufffd1"]
+    json.dumps(box.messages("claude-code:s\ufffd1")[0].metadata).encode("utf-8")

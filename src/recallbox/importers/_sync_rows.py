@@ -20,7 +20,7 @@ from recallbox.importers._common import join_parts
 from recallbox.importers.records import Compaction, ImportedMessage
 from recallbox.importers.stream import Output
 from recallbox.storage.base import ImportLedger, ImportRecord, NewMessage, Store
-from recallbox.text.normalize import normalize_json
+from recallbox.text.normalize import needs_normalization, normalize_json, normalize_text
 from recallbox.types import Message
 
 KEY_SUFFIX = "#"
@@ -176,6 +176,14 @@ class Writer:
         self._flush()
 
     def _one(self, output: Output) -> None:
+        if needs_normalization(output.channel + (output.parent_channel or "")):
+            output = replace(
+                output,
+                channel=normalize_text(output.channel),
+                parent_channel=normalize_text(output.parent_channel)
+                if output.parent_channel is not None
+                else None,
+            )
         row = output_row(output)
         digest = row_hash(row)
         if output.merge:

@@ -107,7 +107,10 @@ def import_transcripts(
             report = _FileSync(store, format, item, tracker).run()
         except Exception as exc:  # one bad file never stops the others
             report = FileImportReport(
-                path=str(item.path), format=format, status=STATUS_ERROR, error=_describe(exc)
+                path=normalize_text(str(item.path)),
+                format=format,
+                status=STATUS_ERROR,
+                error=normalize_text(_describe(exc)),
             )
         reports.append(report)
         tracker.finish_file(sizes[index])
@@ -140,7 +143,7 @@ class _Progress:
     records: int = 0
 
     def start_file(self, path: Path, index: int) -> None:
-        self.path, self.files_done = str(path), index
+        self.path, self.files_done = normalize_text(str(path)), index
 
     def update(self, file_bytes: int) -> None:
         if self.callback is not None:
@@ -238,6 +241,9 @@ class _FileSync:
         self.parent_session = item.parent_session
         self.progress = progress
         self.counts = Counts()
+        # The ledger key and the reported path: a file name that is not UTF-8 (lone surrogates
+        # from the file system) is stored with U+FFFD, like every other text.
+        self.key = normalize_text(str(item.path))
         self.source_name = normalize_source_name(str(item.path))
         self.identity = file_identity(item.path)
         self.nodes: _LedgerNodes | None = None
@@ -247,7 +253,7 @@ class _FileSync:
         if not path.is_file():
             raise NotFound(f"no transcript file at {path}; check the path")
         stat = path.stat()
-        known = self.store.import_file(str(path)) or self._moved_from()
+        known = self.store.import_file(self.key) or self._moved_from()
         if known is not None and known.format != self.format:
             raise InvalidArgument(
                 f"{path} was imported as {known.format}, not {self.format}; "
@@ -259,8 +265,8 @@ class _FileSync:
             and known.mtime_ns == stat.st_mtime_ns
             and tail_hash(path, known.cursor_bytes) == known.tail_hash
         ):
-            if known.path != str(path):
-                self.store.save_import_file(replace(known, path=str(path)))
+            if known.path != self.key:
+                self.store.save_import_file(replace(known, path=self.key))
             return self._report(STATUS_UNCHANGED, [], {}, False)
         hasher, status = _hasher(), STATUS_NEW
         if known is not None:
@@ -270,10 +276,8 @@ class _FileSync:
                 if candidate.hexdigest() == known.prefix_hash:
                     hasher, status = candidate, STATUS_APPENDED
         with self.store.transaction():
-            file = known or ImportFile(str(path), self.format)
-            file = self.store.save_import_file(
-                replace(file, path=str(path), identity=self.identity)
-            )
+            file = known or ImportFile(self.key, self.format)
+            file = self.store.save_import_file(replace(file, path=self.key, identity=self.identity))
             if status == STATUS_RESYNCED:
                 self.store.reset_import_nodes(file.id)
             sync_id = file.sync_count + 1
@@ -317,7 +321,7 @@ class _FileSync:
     ) -> FileImportReport:
         counts = self.counts
         return FileImportReport(
-            path=str(self.path),
+            path=self.key,
             format=self.format,
             status=status,
             records=counts.records,
