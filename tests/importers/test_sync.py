@@ -677,3 +677,30 @@ def test_a_file_name_that_is_not_utf8_is_stored_with_replacement_characters(
         assert (file.status, file.path, file.error) == (status, f"{tmp_path}/s\ufffd1.jsonl", None)
     assert [t.channel for t in box.threads()] == ["claude-code:s\ufffd1"]
     json.dumps(box.messages("claude-code:s\ufffd1")[0].metadata).encode("utf-8")
+
+
+def test_two_processes_syncing_one_file_add_each_record_once(
+    db_path: Path, projects: Path, monkeypatch: pytest.MonkeyPatch
+):
+    session = projects / "-home-dev-app" / f"{SESSION}.jsonl"
+    with recallbox.open(db_path) as first, recallbox.open(db_path) as second:
+        real_run = sync_module._FileSync.run
+        raced = {"done": False}
+
+        def run_after_a_rival(self: Any) -> Any:
+            if not raced["done"]:  # the rival commits between our decision and our write lock
+                raced["done"] = True
+                original = self.store.transaction
+
+                def transaction() -> Any:
+                    self.store.transaction = original
+                    second.import_transcripts("claude-code", session)
+                    return original()
+
+                self.store.transaction = transaction
+            return real_run(self)
+
+        monkeypatch.setattr(sync_module._FileSync, "run", run_after_a_rival)
+        report = first.import_transcripts("claude-code", session)
+        assert report.files[0].status == "unchanged"  # decided again after the rival's sync
+        assert stored_rows(first, CHANNEL) == CLAUDE_ROWS

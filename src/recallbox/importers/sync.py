@@ -104,7 +104,7 @@ def import_transcripts(
     for index, item in enumerate(files):
         tracker.start_file(item.path, index)
         try:
-            report = _FileSync(store, format, item, tracker).run()
+            report = _sync_file(store, format, item, tracker)
         except Exception as exc:  # one bad file never stops the others
             report = FileImportReport(
                 path=normalize_text(str(item.path)),
@@ -115,6 +115,26 @@ def import_transcripts(
         reports.append(report)
         tracker.finish_file(sizes[index])
     return ImportReport(format=format, files=tuple(reports))
+
+
+class _LedgerMoved(Exception):
+    """Another process synced the file between our reading of the ledger and our write lock."""
+
+
+LEDGER_RETRIES = 3
+
+
+def _sync_file(
+    store: SyncStore, format: str, item: TranscriptFile, tracker: _Progress
+) -> FileImportReport:
+    """Sync one file; when another process synced it concurrently, decide again (the mode is
+    chosen before the write lock is taken, so an unchanged file never waits for it)."""
+    for _ in range(LEDGER_RETRIES - 1):
+        try:
+            return _FileSync(store, format, item, tracker).run()
+        except _LedgerMoved:
+            continue
+    return _FileSync(store, format, item, tracker).run()
 
 
 def _describe(exc: Exception) -> str:
@@ -276,6 +296,8 @@ class _FileSync:
                 if candidate.hexdigest() == known.prefix_hash:
                     hasher, status = candidate, STATUS_APPENDED
         with self.store.transaction():
+            if self._ledger_moved(known):
+                raise _LedgerMoved  # another sync of this file committed first: decide again
             file = known or ImportFile(self.key, self.format)
             file = self.store.save_import_file(replace(file, path=self.key, identity=self.identity))
             if status == STATUS_RESYNCED:
@@ -301,6 +323,13 @@ class _FileSync:
                 )
             )
         return self._report(status, skipped, unknown, truncated)
+
+    def _ledger_moved(self, known: ImportFile | None) -> bool:
+        """Whether the ledger row changed since ``known`` was read (inside the transaction)."""
+        current = self.store.import_file(known.path if known is not None else self.key)
+        if known is None or current is None:
+            return (known is None) != (current is None)
+        return current.sync_count != known.sync_count
 
     def _moved_from(self) -> ImportFile | None:
         """The ledger row of this file under an old path that is gone (a moved file keeps its
