@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +200,24 @@ def test_search_transcripts_from_the_cli(tmp_path: Path) -> None:
     assert code == 0 and [h["domain"] for h in hits] == ["transcripts"]
     assert hits[0]["source"].endswith("7f3c2a10-5b6d-4e8f-9a01-23456789abcd.jsonl")
     assert hits[0]["lines"] == [21, 29]
+
+
+def test_import_watch_text_prints_only_syncs_that_changed_something(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = tmp_path / "chat.json"
+    shutil.copy(FIXTURES / "openai" / "chat.json", chat)
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            chat.write_text(chat.read_text(encoding="utf-8").replace("Oslo", "Bergen"), "utf-8")
+        if len(sleeps) == 4:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("time.sleep", sleep)
+    code, out = run("--db", str(tmp_path / "x.db"), "import", "openai", str(chat), "--watch")
+    assert code == 130
+    totals = [line for line in out.splitlines() if line.startswith("openai:")]
+    assert [line.split(", ")[2] for line in totals] == ["7 message(s) added", "4 message(s) added"]

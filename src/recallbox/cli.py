@@ -465,17 +465,20 @@ def import_command(
     if format == "openai" and not paths:
         raise click.UsageError("OpenAI-format chats have no default location; name the files")
     named = list(paths) or None
+    first = True
     with open_box(ctx) as box:
         while True:
             report = _run_import(box, format, named, bar=not as_json)
+            quiet = not first and all(f.status == "unchanged" for f in report.files)
             if as_json and watch:
                 click.echo(json.dumps(_jsonable(_import_json(report)), ensure_ascii=False))
             elif as_json:
                 emit_json(_import_json(report))
-            else:
+            elif not quiet:  # --watch prints only the syncs that changed something
                 click.echo(render_import(report, verbose=not watch))
             if not watch:
                 break
+            first = False
             time.sleep(interval)
     if report.errors:
         ctx.exit(1)
