@@ -212,6 +212,7 @@ def test_claude_code_session_in_the_store_exactly(box: recallbox.Box, projects: 
         "pr-link": 1,
         "progress": 1,
         "queue-operation": 1,
+        "subagent_file:acompact": 1,  # the compaction agent's transcript is not imported
         "system:informational": 1,
         "system:local_command": 1,
     }

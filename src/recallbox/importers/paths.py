@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from recallbox.errors import InvalidArgument
@@ -122,6 +122,12 @@ class TranscriptFile:
 
     path: Path
     parent_session: str | None = None
+    not_imported: dict[str, int] = field(default_factory=dict)
+    """Files beside it that are deliberately not imported, counted by kind (Claude Code's
+    compaction-agent transcripts, ``subagent_file:acompact``)."""
+
+
+ACOMPACT_KEY = "subagent_file:acompact"
 
 
 def files_to_import(
@@ -147,11 +153,11 @@ def files_to_import(
     found: list[TranscriptFile] = []
     seen: set[Path] = set()
 
-    def add(path: Path, parent: str | None = None) -> None:
+    def add(path: Path, parent: str | None = None, skipped: int = 0) -> None:
         key = path.expanduser().absolute()
         if key not in seen:
             seen.add(key)
-            found.append(TranscriptFile(key, parent))
+            found.append(TranscriptFile(key, parent, {ACOMPACT_KEY: skipped} if skipped else {}))
 
     for path in named:
         path = path.expanduser()
@@ -159,10 +165,15 @@ def files_to_import(
         for item in listed:
             if format == FORMAT_CLAUDE_CODE and item.name.startswith(COMPACTION_AGENT_PREFIX):
                 continue
-            add(item)
             session = not item.name.startswith(AGENT_FILE_PREFIX)
-            if format == FORMAT_CLAUDE_CODE and session and item.is_file():
-                for agent in _subagent_files(item, item.stem):
-                    if not agent.name.startswith(COMPACTION_AGENT_PREFIX):
-                        add(agent, item.stem)
+            agents = (
+                _subagent_files(item, item.stem)
+                if format == FORMAT_CLAUDE_CODE and session and item.is_file()
+                else []
+            )
+            compaction = [a for a in agents if a.name.startswith(COMPACTION_AGENT_PREFIX)]
+            add(item, skipped=len(compaction))
+            for agent in agents:
+                if agent not in compaction:
+                    add(agent, item.stem)
     return found

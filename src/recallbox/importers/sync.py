@@ -259,6 +259,7 @@ class _FileSync:
         self.format = format
         self.path = item.path
         self.parent_session = item.parent_session
+        self.not_imported = item.not_imported
         self.progress = progress
         self.counts = Counts()
         # The ledger key and the reported path: a file name that is not UTF-8 (lone surrogates
@@ -349,6 +350,8 @@ class _FileSync:
         truncated: bool,
     ) -> FileImportReport:
         counts = self.counts
+        if status != STATUS_UNCHANGED:
+            unknown = {**unknown, **self.not_imported}
         return FileImportReport(
             path=self.key,
             format=self.format,
