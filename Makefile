@@ -26,7 +26,7 @@ test: $(VENV)/.dev
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.dev
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests benchmarks
 
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy

@@ -9,6 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from recallbox.box import Box, open_box
+from recallbox.domains.threads import (
+    LITERAL_COUNT_LIMIT,
+    MIN_TERM_CHARS,
+    OTHER_MEMORY_TIMEOUT_S,
+    THREAD_LITERAL_MAX_CHARS,
+)
 from recallbox.errors import (
     DependencyMissing,
     InvalidArgument,
@@ -21,6 +27,12 @@ from recallbox.errors import (
 )
 from recallbox.text.normalize import normalize_text
 from recallbox.text.tokens import estimate_tokens
+from recallbox.text.windows import (
+    THREAD_SEARCH_MAX_CHARS,
+    WINDOW_CHARS,
+    WINDOW_LEAD_CHARS,
+    bounded_thread_search,
+)
 from recallbox.types import (
     DoctorReport,
     FileImportReport,
@@ -53,6 +65,13 @@ def open(path_or_url: str | Path, *, embedder: object = None) -> Box:
 
 
 __all__ = [
+    "LITERAL_COUNT_LIMIT",
+    "MIN_TERM_CHARS",
+    "OTHER_MEMORY_TIMEOUT_S",
+    "THREAD_LITERAL_MAX_CHARS",
+    "THREAD_SEARCH_MAX_CHARS",
+    "WINDOW_CHARS",
+    "WINDOW_LEAD_CHARS",
     "Box",
     "DependencyMissing",
     "DoctorReport",
@@ -74,6 +93,7 @@ __all__ = [
     "Thread",
     "UnsupportedFilter",
     "__version__",
+    "bounded_thread_search",
     "estimate_tokens",
     "normalize_text",
     "open",

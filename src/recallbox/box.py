@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
+from recallbox.domains.message_view import VIEWS, page, render_audit, render_model
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.privacy import file_identity, normalize_source_name
+from recallbox.domains.resources import summary_with_directory
+from recallbox.domains.threads import (
+    OTHER_MEMORY_TIMEOUT_S,
+    Answerer,
+    keyword_answer,
+    search_literal,
+)
 from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_chunks, embed_messages
 from recallbox.embeddings import Embedder, resolve_embedder
 from recallbox.errors import InvalidArgument, NotFound, UnsupportedFilter
@@ -17,6 +30,8 @@ from recallbox.search import search as run_search
 from recallbox.storage import open_store
 from recallbox.storage.base import Store
 from recallbox.storage.retrieval import RetrievalStore
+from recallbox.text.normalize import normalize_text
+from recallbox.text.windows import bounded_thread_search
 from recallbox.types import (
     DoctorReport,
     Generation,
@@ -29,6 +44,10 @@ from recallbox.types import (
 )
 
 MEMORY_URL = ":memory:"
+OTHER_MEMORY_WORKERS = 2
+# One text for an unknown id and for an id of a quarantined thread: existence is not revealed.
+UNKNOWN_MESSAGE = "unknown message id; use a message_id shown by search_memory"
+logger = logging.getLogger(__name__)
 
 
 def _resolve_location(path_or_url: str | Path) -> str:
@@ -47,14 +66,27 @@ class Box:
     A Box may be used from several threads (one connection per thread); it is not fork-safe.
     """
 
-    def __init__(self, store: Store, *, location: str, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        location: str,
+        embedder: Embedder | None = None,
+        answerer: Answerer | None = None,
+    ) -> None:
         self.store = store
         self.location = location
         self.embedder = embedder
+        # The other-memory part of search_memory: (query, channel) -> text. Swap it freely.
+        self.answerer: Answerer = answerer or partial(keyword_answer, store)
+        self._answer_pool: ThreadPoolExecutor | None = None
+        self._answer_lock = threading.Lock()
+        self._answers_running: set[Future[str]] = set()
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the store."""
+        """Close the store (after giving a running other-memory search its timeout to end)."""
+        self._stop_answer_pool()
         self.store.close()
 
     def __enter__(self) -> Box:
@@ -183,10 +215,23 @@ class Box:
     def compact(self, channel: str, summary: str) -> Generation:
         """Close the current generation and open the next with ``summary`` as its first message.
 
+        The engine appends, mechanically, the closed generation's resource directory and the
+        line that says how to recover a resource with ``search_memory`` (DESIGN §3.4).
+
         Raises:
             NotFound: unknown channel.
+            InvalidArgument: ``summary`` is not a string.
         """
         thread = self.thread(channel)
+        if not isinstance(summary, str):
+            raise InvalidArgument(f"summary must be a string, got {type(summary).__name__}")
+        closing = self.store.current_generation(thread.channel)
+        summary = summary_with_directory(
+            summary,
+            self.store.iter_messages(thread.channel, closing.number),
+            thread.channel,
+            closing.number,
+        )
         row = build_row("system", summary, kind="compaction_summary")
         self.store.append(thread.channel, [row])
         return self.store.current_generation(thread.channel)
@@ -342,6 +387,94 @@ class Box:
             batch_size=EMBED_BATCH_SIZE if batch_size is None else batch_size,
             progress=progress,
         )
+
+    # -- thread search (DESIGN §3) ---------------------------------------------------------
+    def search_memory(self, query: str, channel: str | None = None) -> str:
+        """Literal search over every generation, bounded to ``THREAD_SEARCH_MAX_CHARS``.
+
+        With ``channel``, that thread's history is searched and the other-memory answerer
+        (:attr:`answerer`) runs concurrently; a failing or late answer
+        (``OTHER_MEMORY_TIMEOUT_S``) is dropped. Without it, every thread is searched. An
+        unknown or quarantined channel finds nothing. Never longer than 12 000 characters.
+
+        Raises:
+            InvalidArgument: ``query`` is not a string, or ``channel`` is empty.
+        """
+        if not isinstance(query, str):
+            raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
+        if channel is None:
+            return search_literal(self.store, query, None)
+        channel = check_channel(channel)
+        started = time.monotonic()
+        text = normalize_text(query).strip()
+        future = self._submit_answer(text, channel) if text else None
+        literal = search_literal(self.store, query, channel)
+        answer = self._collect_answer(future, started)
+        return bounded_thread_search(answer, literal)
+
+    def read_message(self, message_id: str, view: str = "audit", offset: int = 0) -> str:
+        """The full message as text, paged under 12 000 characters (DESIGN §3.3).
+
+        ``view="audit"`` is everything stored (original content, arguments as given,
+        metadata); ``view="model"`` is what the model saw. A page that does not reach the end
+        closes with ``Continue with read_message(<id>, offset=<n>).``
+
+        Raises:
+            InvalidArgument: unknown view, or an offset that is negative or past the end.
+            NotFound: unknown id, or an id of a quarantined thread (the same error).
+        """
+        if view not in VIEWS:
+            raise InvalidArgument(f"view must be one of {', '.join(VIEWS)}; got {view!r}")
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise InvalidArgument(f"offset must be a non-negative integer, got {offset!r}")
+        found = self.store.readable_message(message_id) if isinstance(message_id, str) else None
+        if found is None:
+            raise NotFound(UNKNOWN_MESSAGE)
+        self._record_drill(message_id)  # feeds the lazy embedding pass (DESIGN §4.2)
+        text = render_audit(found) if view == "audit" else render_model(found.message)
+        if offset > 0 and offset >= len(text):
+            raise InvalidArgument(
+                f"offset {offset} is past the end of message {message_id} "
+                f"({len(text)} characters); use an offset below {len(text)}"
+            )
+        return page(text, message_id, offset)
+
+    def _submit_answer(self, query: str, channel: str) -> Future[str] | None:
+        with self._answer_lock:
+            if self._answer_pool is None:
+                self._answer_pool = ThreadPoolExecutor(
+                    max_workers=OTHER_MEMORY_WORKERS, thread_name_prefix="recallbox-answer"
+                )
+            future = self._answer_pool.submit(self.answerer, query, channel)
+            self._answers_running.add(future)
+        future.add_done_callback(self._answer_done)
+        return future
+
+    def _answer_done(self, future: Future[str]) -> None:
+        with self._answer_lock:
+            self._answers_running.discard(future)
+
+    def _collect_answer(self, future: Future[str] | None, started: float) -> str:
+        """The answer if it came in time and is text; otherwise the empty string."""
+        if future is None:
+            return ""
+        remaining = max(0.0, started + OTHER_MEMORY_TIMEOUT_S - time.monotonic())
+        try:
+            answer = future.result(timeout=remaining)
+        except Exception:  # a late or failing answerer leaves the literal part alone
+            future.cancel()
+            logger.debug("other-memory answer dropped", exc_info=True)
+            return ""
+        return answer if isinstance(answer, str) else ""
+
+    def _stop_answer_pool(self) -> None:
+        with self._answer_lock:
+            pool, self._answer_pool = self._answer_pool, None
+            running = list(self._answers_running)
+        if pool is None:
+            return
+        pool.shutdown(wait=False, cancel_futures=True)
+        wait(running, timeout=OTHER_MEMORY_TIMEOUT_S)
 
 
 def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:

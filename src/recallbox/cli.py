@@ -26,6 +26,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 VERSION = "0.1.0"
 EXIT_INTERRUPTED = 130
 DEMO_DB_NAME = "demo.db"
+DEMO_QUERY = "pg-replica-1"
 
 
 def _jsonable(value: Any) -> Any:
@@ -320,6 +321,7 @@ def demo(demo_db: str | None, as_json: bool) -> None:
         gens = box.generations(channel)
         per_gen = {g.number: len(box.messages(channel, g.number)) for g in gens}
         report = box.doctor()
+        found = box.search_memory(DEMO_QUERY, channel)
     notes = sample_notes()
     result = {
         "db": demo_db,
@@ -327,6 +329,7 @@ def demo(demo_db: str | None, as_json: bool) -> None:
         "messages_per_generation": per_gen,
         "notes": sorted(notes),
         "indexes_healthy": report.healthy,
+        "search_memory": {"query": DEMO_QUERY, "channel": channel, "result": found},
     }
     if as_json:
         emit_json(result)
@@ -340,6 +343,81 @@ def demo(demo_db: str | None, as_json: bool) -> None:
     click.echo(f"  sample notes: {', '.join(sorted(notes))}")
     click.echo(f"  full-text indexes: {'healthy' if report.healthy else 'UNHEALTHY'}")
     click.echo(f"next: recallbox --db {demo_db} thread show {channel}")
+    click.echo(
+        f"\nsearch_memory({DEMO_QUERY!r}, channel={channel!r}) reaches back across the "
+        f"compaction ({len(found)} characters, cap 12 000):\n"
+    )
+    click.echo(found)
+    click.echo(f"\nnext: recallbox --db {demo_db} read <message_id>")
+
+
+@cli.command("search-memory")
+@click.argument("query")
+@click.option(
+    "--channel", default=None, help="Search this thread (and other memory); default: all."
+)
+@json_option
+@click.pass_context
+def search_memory(ctx: click.Context, query: str, channel: str | None, as_json: bool) -> None:
+    """Literal search over every generation: bounded windows with message ids (<= 12 000 chars).
+
+    Example: recallbox search-memory "ssh -i ~/.ssh/staging_ed25519" --channel demo:deploy-staging
+    """
+    with open_box(ctx) as box:
+        result = box.search_memory(query, channel)
+    if as_json:
+        emit_json({"query": query, "channel": channel, "result": result})
+    else:
+        click.echo(result)
+
+
+@cli.command("read")
+@click.argument("message_id")
+@click.option("--offset", type=int, default=0, show_default=True, help="Character offset.")
+@click.option(
+    "--view",
+    type=click.Choice(["audit", "model"]),
+    default="audit",
+    show_default=True,
+    help="audit: everything stored; model: what the model saw.",
+)
+@json_option
+@click.pass_context
+def read(ctx: click.Context, message_id: str, offset: int, view: str, as_json: bool) -> None:
+    """Print one message in full, a page (<= 12 000 chars) at a time.
+
+    Example: recallbox read m_0123456789abcdef --offset 12000
+    """
+    with open_box(ctx) as box:
+        text = box.read_message(message_id, view=view, offset=offset)
+    if as_json:
+        emit_json({"message_id": message_id, "view": view, "offset": offset, "text": text})
+    else:
+        click.echo(text)
+
+
+@cli.command("compact")
+@click.argument("channel")
+@click.option(
+    "--summary-file",
+    type=click.File("r", encoding="utf-8"),
+    required=True,
+    help="The summary text ('-' reads stdin).",
+)
+@json_option
+@click.pass_context
+def compact(ctx: click.Context, channel: str, summary_file: Any, as_json: bool) -> None:
+    """Close the thread's generation; the next one opens with the summary + resource directory.
+
+    Example: recallbox compact ops --summary-file summary.md
+    """
+    summary = summary_file.read()
+    with open_box(ctx) as box:
+        generation = box.compact(channel, summary)
+    if as_json:
+        emit_json(generation)
+    else:
+        click.echo(f"{channel}: generation {generation.number} opened ({generation.id})")
 
 
 TRANSCRIPT_FORMATS = ("claude-code", "codex", "openai")

@@ -707,9 +707,6 @@ def test_two_processes_syncing_one_file_add_each_record_once(
         assert stored_rows(first, CHANNEL) == CLAUDE_ROWS
 
 
-@pytest.mark.skipif(
-    not hasattr(recallbox.Box, "search_memory"), reason="thread search (#3) is not merged yet"
-)
 def test_search_memory_reaches_a_tool_output_from_before_the_compaction(
     box: recallbox.Box, projects: Path
 ):
@@ -717,10 +714,13 @@ def test_search_memory_reaches_a_tool_output_from_before_the_compaction(
     assert box.thread(CHANNEL).generation_count == 2  # the session was compacted
     [tool] = [m for m in box.messages(CHANNEL, generation=1) if m.tool_call_id == "toolu_01"]
     [read] = [m for m in box.messages(CHANNEL, generation=1) if m.seq == 2]
-    answer = box.search_memory("def main", channel=CHANNEL)  # type: ignore[attr-defined]
+    answer = box.search_memory("def main", channel=CHANNEL)
     assert f"[message_id={tool.id} generation=1 role=tool field=content]" in answer
     assert "def main():" in answer
-    answer = box.search_memory("/home/dev/app/cli.py", channel=CHANNEL)  # type: ignore[attr-defined]
+    answer = box.search_memory("/home/dev/app/cli.py", channel=CHANNEL)
     assert f"message_id={read.id} generation=1 role=assistant" in answer
-    box.exclude_source(f"{SESSION}.jsonl")
-    assert tool.id not in box.search_memory("def main")  # type: ignore[attr-defined]
+    box.exclude_source(f"{SESSION}.jsonl")  # the privacy gate covers thread search too
+    assert tool.id not in box.search_memory("def main")
+    assert tool.id not in box.search_memory("def main", channel=CHANNEL)
+    with pytest.raises(recallbox.NotFound):
+        box.read_message(tool.id)

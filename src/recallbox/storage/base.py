@@ -48,6 +48,39 @@ class MessageFilter:
     searchable_only: bool = True  # drop superseded, invisible, pending, machine events, summaries
 
 
+@dataclass(frozen=True, slots=True)
+class SearchableMessage:
+    """What thread search needs of one candidate message (``generation`` is the number)."""
+
+    id: str
+    channel: str
+    generation: int
+    seq: int
+    role: str
+    content: str
+    tool_calls: list[dict[str, Any]] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadableMessage:
+    """A message for ``read_message``: the stored message plus the raw tool-call arguments."""
+
+    message: Message
+    tool_calls_raw: str | None
+
+
+class CandidateStream(Iterator[SearchableMessage]):
+    """Candidates in search order; ``truncated`` becomes true once the store stopped at the
+    caller's limit while its index held more (known only after that point is reached)."""
+
+    def __init__(self) -> None:
+        self.rows: Iterator[SearchableMessage] = iter(())
+        self.truncated = False
+
+    def __next__(self) -> SearchableMessage:
+        return next(self.rows)
+
+
 class Store(Protocol):
     """What a backend offers the domain layer."""
 
@@ -118,6 +151,39 @@ class Store(Protocol):
 
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Check (and with ``repair``, rebuild) every full-text index; never loses a base row."""
+
+    # -- thread search (DESIGN §3.2, §3.3) ---------------------------------------------------
+    def literal_candidates(
+        self,
+        term: str,
+        *,
+        channel: str | None,
+        case_sensitive: bool,
+        limit: int,
+        recent: int = 0,
+    ) -> CandidateStream:
+        """Searchable messages that may hold ``term`` in their content or an argument leaf.
+
+        A superset the caller rechecks exactly. Found through an index, never a full scan:
+        the trigram index for terms of 3+ characters, the CJK bigram index (content only) for
+        shorter terms with CJK; ``recent`` adds the newest ``recent`` searchable messages in
+        scope (a bounded scan for terms no index holds). The §3.2 exclusions and the
+        privacy gate (quarantine, excluded sources) are applied; ``channel=None`` means every
+        thread. Streamed in
+        thread-search order (threads by last activity, newest first; generation descending;
+        ``seq`` ascending), from the first ``limit`` candidates in that order (the stream's
+        ``truncated`` says when the index held more).
+        """
+
+    def keyword_messages(
+        self, phrases: Sequence[str], *, limit: int
+    ) -> list[tuple[SearchableMessage, float]]:
+        """Searchable messages of every non-quarantined thread matching any of ``phrases``
+        (plain text, quoted by the store) in the ranked word index, best first, with scores
+        (higher is better)."""
+
+    def readable_message(self, message_id: str) -> ReadableMessage | None:
+        """One message with its raw tool-call text, or ``None`` when unknown **or** quarantined."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,13 @@ from typing import Any
 import apsw
 
 from recallbox.errors import NotFound, SchemaMismatch
-from recallbox.storage.base import NewMessage
-from recallbox.storage.sqlite import fts
+from recallbox.storage.base import (
+    CandidateStream,
+    NewMessage,
+    ReadableMessage,
+    SearchableMessage,
+)
+from recallbox.storage.sqlite import fts, literal
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.retrieval import RetrievalMixin
@@ -418,3 +423,38 @@ class SQLiteStore(RetrievalMixin, ImportLedgerMixin, SessionWindowMixin, Transcr
         return DoctorReport(
             indexes=indexes, schema_version=self.schema_version(), repaired=tuple(repaired)
         )
+
+    # -- thread search (DESIGN §3.2, §3.3) ---------------------------------------------------
+    def literal_candidates(
+        self,
+        term: str,
+        *,
+        channel: str | None,
+        case_sensitive: bool,
+        limit: int,
+        recent: int = 0,
+    ) -> CandidateStream:
+        return literal.literal_candidates(
+            self.pool,
+            term,
+            channel=channel,
+            case_sensitive=case_sensitive,
+            limit=limit,
+            recent=recent,
+        )
+
+    def keyword_messages(
+        self, phrases: Sequence[str], *, limit: int
+    ) -> list[tuple[SearchableMessage, float]]:
+        return literal.keyword_messages(self.pool, phrases, limit=limit)
+
+    def readable_message(self, message_id: str) -> ReadableMessage | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS}, m.tool_calls_raw FROM {MESSAGE_FROM} "
+                f"WHERE m.uid = ? AND {THREAD_ALLOWED_SQL}",
+                (message_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return ReadableMessage(message=row_to_message(row[:17]), tool_calls_raw=row[17])

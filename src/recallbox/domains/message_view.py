@@ -1,0 +1,110 @@
+"""``read_message``: one message as text, paged under the result cap (DESIGN §3.3).
+
+Two views of the same message:
+
+* ``audit`` — everything that was stored: a header (id, channel, generation, seq, role, kind,
+  created_at and the flags), the content as it was appended (characters normalisation replaced
+  are shown as visible escapes), the tool calls with their arguments exactly as given, the
+  ``tool_call_id`` and the metadata.
+* ``model`` — what the model saw: the normalised content and the tool calls.
+
+A page is at most :data:`READ_PAGE_MAX_CHARS` characters. ``offset`` counts characters of the
+full text; a page that does not reach the end closes with the line
+``Continue with read_message(<id>, offset=<n>).``
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from recallbox.storage.base import ReadableMessage
+from recallbox.text.normalize import escape_for_audit
+from recallbox.text.windows import THREAD_SEARCH_MAX_CHARS
+from recallbox.types import Message
+
+READ_PAGE_MAX_CHARS = THREAD_SEARCH_MAX_CHARS
+VIEWS: tuple[str, ...] = ("audit", "model")
+
+
+def _header(message: Message, view: str) -> str:
+    return (
+        f"[message_id={message.id} channel={json.dumps(message.channel, ensure_ascii=False)} "
+        f"generation={message.generation} ({message.generation_id}) seq={message.seq} "
+        f"role={message.role} kind={message.kind} "
+        f"created_at={message.created_at.isoformat()} view={view}]"
+    )
+
+
+def _flags(message: Message) -> list[str]:
+    flags = []
+    if not message.model_visible:
+        flags.append("model_visible=false")
+    if message.pending:
+        flags.append("pending=true")
+    if message.superseded_by is not None:
+        flags.append(f"superseded_by={message.superseded_by}")
+    return flags
+
+
+def _arguments_text(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, indent=2)
+
+
+def _tool_calls(message: Message, raw_arguments: list[Any] | None) -> list[str]:
+    lines = []
+    for i, call in enumerate(message.tool_calls or []):
+        arguments = call.get("arguments")
+        if raw_arguments is not None and i < len(raw_arguments):
+            arguments = raw_arguments[i]
+        lines.append(f"- id={call.get('id')} name={call.get('name')}")
+        lines.append(f"  arguments: {_arguments_text(arguments)}")
+    return lines
+
+
+def render_audit(found: ReadableMessage) -> str:
+    """The full original message as text."""
+    message = found.message
+    raw_arguments = json.loads(found.tool_calls_raw) if found.tool_calls_raw else None
+    content = message.raw_content if message.raw_content is not None else message.content
+    parts = [_header(message, "audit")]
+    flags = _flags(message)
+    if flags:
+        parts.append("flags: " + " ".join(flags))
+    if message.tool_call_id is not None:
+        parts.append(f"tool_call_id: {message.tool_call_id}")
+    parts.append("metadata: " + json.dumps(message.metadata, ensure_ascii=False, sort_keys=True))
+    parts.append("content:\n" + content)
+    if message.tool_calls:
+        parts.append("tool_calls:\n" + "\n".join(_tool_calls(message, raw_arguments)))
+    return escape_for_audit("\n".join(parts))
+
+
+def render_model(message: Message) -> str:
+    """The message as the model saw it: normalised content and tool calls."""
+    parts = [_header(message, "model")]
+    if not message.model_visible:
+        parts.append("(this message was not visible to the model)")
+    if message.tool_call_id is not None:
+        parts.append(f"tool_call_id: {message.tool_call_id}")
+    parts.append(message.content)
+    if message.tool_calls:
+        parts.append("tool_calls:\n" + "\n".join(_tool_calls(message, None)))
+    return "\n".join(parts)
+
+
+def continue_line(message_id: str, offset: int) -> str:
+    """The closing line of a page that does not reach the end."""
+    return f"Continue with read_message({message_id}, offset={offset})."
+
+
+def page(text: str, message_id: str, offset: int) -> str:
+    """The page of ``text`` starting at ``offset``, at most :data:`READ_PAGE_MAX_CHARS`."""
+    if len(text) - offset <= READ_PAGE_MAX_CHARS:
+        return text[offset:]
+    # The longest possible continuation line (the largest offset has the most digits).
+    room = READ_PAGE_MAX_CHARS - len("\n" + continue_line(message_id, len(text)))
+    end = offset + max(room, 1)
+    return text[offset:end] + "\n" + continue_line(message_id, end)

@@ -1,0 +1,357 @@
+"""Thread-search reads on SQLite: literal candidates, the bounded recent scan, keyword hits.
+
+How a term finds its candidate messages without scanning the table (DESIGN §3.2), in two steps:
+
+1. **Candidate ids in search order, from an index, reading no content.** 3+ characters: the
+   trigram index ``messages_trgm`` (content and ``args_text``) with ``MATCH`` on the term's
+   trigrams (every one must be present; the tokenizer folds case with Unicode rules, so this
+   is a superset of both passes). Under 3 characters with CJK: the bigram index
+   ``messages_fts`` (content only); a single CJK character is a prefix query, found where it
+   starts a bigram or stands alone. ``recent`` adds the newest searchable messages in scope,
+   for terms no index holds (the caller says so in its result). Search order is thread last
+   activity (newest first), generation descending, ``seq`` ascending. A few candidates are
+   sorted in SQL; a long doclist (a common word) is instead intersected with a walk of that
+   order over the ``(generation_id, seq)`` index, which stops as soon as the caller is done.
+2. **An exact filter inside SQLite, chunk by chunk, in that order.** ``LIKE '%term%'`` — no
+   ``ESCAPE``, which would keep an index from being used; ``%`` and ``_`` in the term are then
+   wildcards, which only widens the set; ASCII case folded — plus ``GLOB`` with ``*?[``
+   bracket-quoted for the case-sensitive pass, plus the searchable flags. A case-insensitive
+   pass for a term with non-ASCII cased letters (``Ärger``) skips ``LIKE``, which folds ASCII
+   only. Terms longer than :data:`LIKE_PATTERN_MAX_CHARS` are filtered by their prefix.
+
+Why not ``WHERE content LIKE … ORDER BY … LIMIT``: SQLite must then test the content of every
+message holding a common word before it can sort, which costs seconds on a big history. Here a
+common word costs its doclists and the content of only the first chunks, since the caller stops
+reading once its result is full. Rows (with their possibly large content) are fetched in small
+batches as the caller consumes them, so a shared in-memory connection's lock is never held
+while the caller works. The caller rechecks every row exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import Any
+
+import apsw
+
+from recallbox.storage.base import CandidateStream, SearchableMessage
+from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.fts import quote_phrase
+from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
+from recallbox.text.cjk import has_cjk, is_cjk_char, segment
+
+TRIGRAM_CHARS = 3
+LIKE_PATTERN_MAX_CHARS = 256
+MATCH_MAX_TRIGRAMS = 32
+FETCH_BATCH_MESSAGES = 32
+FILTER_CHUNK_IDS = 512
+SORT_CANDIDATES_MAX = 20_000  # above this many candidates, walk the order instead of sorting
+SEARCHABLE_KIND = "message"
+GLOB_SPECIALS = frozenset("*?[")
+
+# The exclusions of DESIGN §3.2; ``:kind`` is bound to SEARCHABLE_KIND.
+SEARCHABLE_WHERE = (
+    "m.kind = :kind AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL "
+    f"AND {THREAD_ALLOWED_SQL}"
+)
+SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
+SEARCH_FROM = (
+    "messages m JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id"
+)
+ROW_COLUMNS = "m.id, m.uid, t.channel, g.number, m.seq, m.role, m.content, m.tool_calls"
+
+
+def like_pattern(term: str) -> str:
+    """``%term%`` (wildcards in ``term`` only widen the match; long terms by their prefix)."""
+    return "%" + term[:LIKE_PATTERN_MAX_CHARS] + "%"
+
+
+def glob_pattern(term: str) -> str:
+    """``*term*`` with ``*``, ``?`` and ``[`` bracket-quoted: an exact, case-sensitive test."""
+    quoted = "".join(f"[{c}]" if c in GLOB_SPECIALS else c for c in term[:LIKE_PATTERN_MAX_CHARS])
+    return "*" + quoted + "*"
+
+
+def has_non_ascii_case(term: str) -> bool:
+    """True when ``term`` holds a non-ASCII letter that has another case (``LIKE`` won't fold)."""
+    return any(ord(c) > 0x7F and (c.lower() != c or c.upper() != c) for c in term)
+
+
+def trigram_match(term: str) -> str:
+    """An FTS5 ``MATCH`` that needs every (sampled) trigram of ``term``: ``"abc" AND "bcd"``."""
+    grams = list(dict.fromkeys(term[i : i + TRIGRAM_CHARS] for i in range(len(term) - 2)))
+    if len(grams) > MATCH_MAX_TRIGRAMS:
+        step = len(grams) / MATCH_MAX_TRIGRAMS
+        grams = [grams[int(i * step)] for i in range(MATCH_MAX_TRIGRAMS)]
+    return " AND ".join(quote_phrase(gram) for gram in grams)
+
+
+def bigram_match(term: str) -> str:
+    """An FTS5 ``MATCH`` for a CJK term under 3 characters, on the bigram-segmented index."""
+    cjk = "".join(c for c in term if is_cjk_char(c))
+    if len(cjk) >= 2:
+        return quote_phrase(segment(cjk))
+    return quote_phrase(cjk) + "*"
+
+
+def keyword_match(phrases: Sequence[str]) -> str:
+    """``"a" OR "b c"``: each phrase quoted (CJK segmented into bigrams), nothing interpreted."""
+    return " OR ".join(quote_phrase(segment(p)) for p in phrases if p.strip())
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def _fetch(pool: ConnectionPool, sql: str, params: dict[str, Any] | Sequence[Any]) -> list[Any]:
+    with pool.reading() as conn:
+        try:
+            return conn.execute(sql, params).fetchall()
+        except apsw.SQLError as exc:
+            # Trigger: FTS5 rejects an expression built from user text.
+            # Why: terms are always quoted, so this is a tokenizer corner, not a caller error.
+            # Outcome: no candidates for this lookup, never an exception to the caller.
+            if "fts5" not in str(exc):
+                raise
+            return []
+
+
+def _ids(pool: ConnectionPool, sql: str, params: dict[str, Any]) -> list[int]:
+    return [int(r[0]) for r in _fetch(pool, sql, params)]
+
+
+def _row(row: Sequence[Any]) -> SearchableMessage:
+    return SearchableMessage(
+        id=row[1],
+        channel=row[2],
+        generation=int(row[3]),
+        seq=int(row[4]),
+        role=row[5],
+        content=row[6],
+        tool_calls=json.loads(row[7]) if row[7] is not None else None,
+    )
+
+
+def stream_rows(pool: ConnectionPool, ids: Sequence[int]) -> Iterator[SearchableMessage]:
+    """The rows of ``ids``, in that order, fetched :data:`FETCH_BATCH_MESSAGES` at a time."""
+    for start in range(0, len(ids), FETCH_BATCH_MESSAGES):
+        batch = ids[start : start + FETCH_BATCH_MESSAGES]
+        marks = ", ".join("?" for _ in batch)
+        with pool.reading() as conn:
+            rows = conn.execute(
+                f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks})", tuple(batch)
+            ).fetchall()
+        by_id: dict[Any, Sequence[Any]] = {r[0]: r for r in rows}
+        for rowid in batch:
+            row = by_id.get(rowid)
+            if row is not None:  # gone since the id query: skip it
+                yield _row(row)
+
+
+# -- step 1: candidate ids in search order --------------------------------------------------------
+
+
+def index_source(term: str) -> tuple[str, dict[str, Any]] | None:
+    """The doclist query (``SELECT rowid …``) that finds candidates for ``term``, or None."""
+    if len(term) >= TRIGRAM_CHARS:
+        sql = "SELECT rowid FROM messages_trgm WHERE messages_trgm MATCH :match"
+        return sql, {"match": trigram_match(term)}
+    if has_cjk(term):
+        sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH :match"
+        return sql, {"match": bigram_match(term)}
+    return None
+
+
+def recent_source(channel: str | None, recent: int) -> tuple[str, dict[str, Any]]:
+    """The ids of the newest ``recent`` searchable messages in scope.
+
+    With a channel it walks that thread's ``(thread_id, seq)`` index backwards; without one,
+    the message table's rowid backwards. Either way it stops after ``recent`` rows.
+    """
+    params: dict[str, Any] = {"kind": SEARCHABLE_KIND, "recent": recent}
+    if channel is None:
+        return (
+            f"SELECT m.id FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} "
+            "ORDER BY m.id DESC LIMIT :recent"
+        ), params
+    params["channel"] = channel
+    return (
+        f"SELECT m.id FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} AND m.thread_id = "
+        "(SELECT id FROM threads WHERE channel = :channel) ORDER BY m.seq DESC LIMIT :recent"
+    ), params
+
+
+def sorted_sql(ids: set[int], channel: str | None, limit: int) -> tuple[str, dict[str, Any]]:
+    """``ids`` that pass the thread and kind exclusions, in search order (row lookups by id).
+
+    The flags stored after the content (visibility, pending, superseded) are checked by
+    :func:`filter_sql` on the rows the caller actually reads, where the content is read anyway.
+    """
+    params: dict[str, Any] = {
+        "ids": json.dumps(sorted(ids)),
+        "kind": SEARCHABLE_KIND,
+        "limit": limit,
+    }
+    where = f"m.kind = :kind AND {THREAD_ALLOWED_SQL}"
+    if channel is not None:
+        params["channel"] = channel
+        where += " AND t.channel = :channel"
+    # CROSS JOIN keeps the id list as the outer loop (SQLite never reorders it): the cost
+    # follows the candidates, never the size of the thread.
+    sql = (
+        "SELECT m.id FROM json_each(:ids) AS j CROSS JOIN messages m ON m.id = j.value "
+        "JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id "
+        f"WHERE {where} ORDER BY {SEARCH_ORDER} LIMIT :limit"
+    )
+    return sql, params
+
+
+def _generations_in_order(pool: ConnectionPool, channel: str | None) -> list[int]:
+    """Generation ids of the threads in scope the privacy gate allows, in search order."""
+    params: dict[str, Any] = {}
+    sql = (
+        "SELECT g.id FROM generations g JOIN threads t ON t.id = g.thread_id "
+        f"WHERE {THREAD_ALLOWED_SQL}"
+    )
+    if channel is not None:
+        params["channel"] = channel
+        sql += " AND t.channel = :channel"
+    sql += " ORDER BY t.last_activity DESC, t.id DESC, g.number DESC"
+    return [int(r[0]) for r in _fetch(pool, sql, params)]
+
+
+def _walk(
+    pool: ConnectionPool,
+    members: set[int],
+    channel: str | None,
+    limit: int,
+    stream: CandidateStream,
+) -> Iterator[int]:
+    """``members`` in search order, walking the ``(generation_id, seq)`` index (no table row
+    is read), stopping after ``limit`` (and flagging ``stream`` when more were left)."""
+    found = 0
+    for generation in _generations_in_order(pool, channel):
+        ids = _ids(
+            pool,
+            "SELECT id FROM messages WHERE generation_id = :generation ORDER BY seq",
+            {"generation": generation},
+        )
+        for rowid in ids:
+            if rowid in members:
+                if found >= limit:
+                    stream.truncated = True
+                    return
+                yield rowid
+                found += 1
+
+
+def ordered_candidate_ids(
+    pool: ConnectionPool,
+    term: str,
+    *,
+    channel: str | None,
+    limit: int,
+    recent: int = 0,
+    stream: CandidateStream | None = None,
+) -> Iterator[int]:
+    """Candidate ids in search order: sorted in SQL when few, walked in order when many.
+
+    Each index is read once (its doclist only); nothing is read when no index holds ``term``
+    and ``recent`` is 0. ``stream.truncated`` is set when more than ``limit`` were left out.
+    """
+    stream = stream if stream is not None else CandidateStream()
+    source = index_source(term)
+    members = set(_ids(pool, *source)) if source is not None else set()
+    if recent > 0:
+        members.update(_ids(pool, *recent_source(channel, recent)))
+    if not members:
+        return iter(())
+    if len(members) > SORT_CANDIDATES_MAX:
+        # Trigger: a common term (a long doclist).
+        # Why: sorting every candidate costs a row lookup each; the caller needs the first.
+        # Outcome: walk the search order and stop as soon as the caller is done.
+        return _walk(pool, members, channel, limit, stream)
+    ordered = _ids(pool, *sorted_sql(members, channel, limit + 1))
+    if len(ordered) > limit:
+        stream.truncated = True
+    return iter(ordered[:limit])
+
+
+# -- step 2: the exact filter, chunk by chunk ---------------------------------------------------
+
+
+def filter_sql(term: str, *, case_sensitive: bool, ids: int) -> tuple[str, list[str]]:
+    """Which of ``ids`` candidate rows (bound first, as ``?1…``) may hold ``term``.
+
+    Returns the SQL and the pattern values to bind after the ids.
+    """
+    marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
+    sql = (
+        f"SELECT id FROM messages WHERE id IN ({marks}) AND kind = ?{ids + 1} "
+        "AND model_visible = 1 AND pending = 0 AND superseded_by IS NULL"
+    )
+    values = [SEARCHABLE_KIND]
+    if case_sensitive or not has_non_ascii_case(term):
+        values.append(like_pattern(term))
+        at = ids + len(values)
+        sql += f" AND (content LIKE ?{at} OR args_text LIKE ?{at})"
+    if case_sensitive:
+        values.append(glob_pattern(term))
+        at = ids + len(values)
+        sql += f" AND (content GLOB ?{at} OR args_text GLOB ?{at})"
+    return sql, values
+
+
+def _filtered(
+    pool: ConnectionPool, term: str, case_sensitive: bool, ids: Iterator[int]
+) -> Iterator[int]:
+    """``ids`` in order, minus those the SQL filter rules out, a chunk at a time."""
+    while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
+        sql, values = filter_sql(term, case_sensitive=case_sensitive, ids=len(chunk))
+        kept = {r[0] for r in _fetch(pool, sql, (*chunk, *values))}
+        yield from (rowid for rowid in chunk if rowid in kept)
+
+
+def _stream(pool: ConnectionPool, ids: Iterator[int]) -> Iterator[SearchableMessage]:
+    while batch := list(islice(ids, FETCH_BATCH_MESSAGES)):
+        yield from stream_rows(pool, batch)
+
+
+def literal_candidates(
+    pool: ConnectionPool,
+    term: str,
+    *,
+    channel: str | None,
+    case_sensitive: bool,
+    limit: int,
+    recent: int = 0,
+) -> CandidateStream:
+    """See :meth:`recallbox.storage.base.Store.literal_candidates`."""
+    stream = CandidateStream()
+    ids = ordered_candidate_ids(
+        pool, term, channel=channel, limit=limit, recent=recent, stream=stream
+    )
+    stream.rows = _stream(pool, _filtered(pool, term, case_sensitive, ids))
+    return stream
+
+
+# -- the default answerer's ranked keyword hits ---------------------------------------------------
+
+
+def keyword_messages(
+    pool: ConnectionPool, phrases: Sequence[str], *, limit: int
+) -> list[tuple[SearchableMessage, float]]:
+    """See :meth:`recallbox.storage.base.Store.keyword_messages`."""
+    match = keyword_match(phrases)
+    if not match:
+        return []
+    params: dict[str, Any] = {"match": match, "limit": limit, "kind": SEARCHABLE_KIND}
+    sql = (
+        f"SELECT {ROW_COLUMNS}, -bm25(messages_fts) AS score FROM messages_fts "
+        "JOIN messages m ON m.id = messages_fts.rowid JOIN threads t ON t.id = m.thread_id "
+        "JOIN generations g ON g.id = m.generation_id "
+        f"WHERE messages_fts MATCH :match AND {SEARCHABLE_WHERE} "
+        "ORDER BY bm25(messages_fts), m.uid LIMIT :limit"
+    )
+    return [(_row(r), float(r[8])) for r in _fetch(pool, sql, params)]

@@ -1,0 +1,178 @@
+"""Thread-search reads on SQLite: index use, exclusions in SQL, order, limits, the protocol."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import recallbox
+from recallbox.storage.base import Store
+from recallbox.storage.sqlite.literal import (
+    LIKE_PATTERN_MAX_CHARS,
+    MATCH_MAX_TRIGRAMS,
+    bigram_match,
+    filter_sql,
+    glob_pattern,
+    has_non_ascii_case,
+    index_source,
+    keyword_match,
+    like_pattern,
+    ordered_candidate_ids,
+    recent_source,
+    sorted_sql,
+    trigram_match,
+)
+from recallbox.storage.sqlite.store import SQLiteStore
+
+
+def test_patterns() -> None:
+    assert like_pattern("a_b%") == "%a_b%%"
+    assert like_pattern("x" * 1000) == "%" + "x" * LIKE_PATTERN_MAX_CHARS + "%"
+    assert glob_pattern("*.py?[x]") == "*[*].py[?][[]x]*"
+    assert glob_pattern("x" * 1000) == "*" + "x" * LIKE_PATTERN_MAX_CHARS + "*"
+    assert has_non_ascii_case("Ärger") and not has_non_ascii_case("召回 abc")
+    assert trigram_match('ab"cd') == '"ab""" AND "b""c" AND """cd"'
+    assert trigram_match("abcabc") == '"abc" AND "bca" AND "cab"'
+    assert trigram_match("".join(chr(0x4E00 + i) for i in range(200))).count(" AND ") == (
+        MATCH_MAX_TRIGRAMS - 1
+    )
+    assert (bigram_match("召回"), bigram_match("召"), bigram_match("x召")) == (
+        '"召回"',
+        '"召"*',
+        '"召"*',
+    )
+    assert keyword_match(["ssh", "召回机制", "  ", 'a"b']) == '"ssh" OR "召回 回机 机制" OR "a""b"'
+
+
+def plan(box: recallbox.Box, query: tuple[str, dict[str, object]]) -> str:
+    sql, params = query
+    rows = box.store.pool.connection().execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()
+    return "\n".join(str(r[3]) for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("term", "index"),
+    [
+        ("deploy@web", "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
+        ("ärger", "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
+        ("a_b", "SCAN messages_trgm VIRTUAL TABLE INDEX 0:M"),
+        ("召回", "SCAN messages_fts VIRTUAL TABLE INDEX 0:M"),
+    ],
+)
+def test_candidates_come_from_an_index_never_a_table_scan(
+    box: recallbox.Box, term: str, index: str
+) -> None:
+    source = index_source(term)
+    assert source is not None
+    assert plan(box, source).startswith(index)
+    assert index_source("ab") is None
+    ordered = plan(box, sorted_sql({1, 2}, "ops", 9))
+    assert "SEARCH m USING INTEGER PRIMARY KEY" in ordered and "SCAN m" not in ordered
+
+
+@pytest.mark.parametrize("channel", [None, "ops"])
+def test_the_recent_scan_is_bounded_by_an_index_order(
+    box: recallbox.Box, channel: str | None
+) -> None:
+    text = plan(box, recent_source(channel, 50))
+    assert "USE TEMP B-TREE" not in text  # read in index order, stopping after 50 rows
+
+
+def test_the_exact_filter_uses_like_without_escape_and_glob(box: recallbox.Box) -> None:
+    sql, values = filter_sql("a_b*", case_sensitive=True, ids=2)
+    assert "ESCAPE" not in sql and values == ["message", "%a_b*%", "*a_b[*]*"]
+    sql, values = filter_sql("Ärger", case_sensitive=False, ids=2)
+    assert "LIKE" not in sql and values == ["message"]
+
+
+def test_a_common_term_walks_the_order_instead_of_sorting(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = [box.append("a", "user", f"common word {i}").id for i in range(5)]
+    second = [box.append("b", "user", f"common word {i}").id for i in range(3)]
+    box.compact("b", "s")
+    third = box.append("b", "user", "common word again").id
+    expected = [third, *second, *first]
+    sorted_ids = list(ordered_candidate_ids(box.store.pool, "common", channel=None, limit=50))
+    monkeypatch.setattr("recallbox.storage.sqlite.literal.SORT_CANDIDATES_MAX", 2)
+    walked = list(ordered_candidate_ids(box.store.pool, "common", channel=None, limit=50))
+    assert walked == sorted_ids
+    found = box.store.literal_candidates("common", channel=None, case_sensitive=True, limit=4)
+    assert [m.id for m in found] == expected[:4]
+    assert ids_of(box, "common word again") == [third]
+
+
+def ids_of(box: recallbox.Box, term: str) -> list[str]:
+    rows = box.store.literal_candidates(term, channel="b", case_sensitive=True, limit=9)
+    return [m.id for m in rows]
+
+
+def test_exclusions_order_and_limit_are_applied_in_sql(box: recallbox.Box) -> None:
+    keep = [box.append("a", "user", f"needle {i}").id for i in range(3)]
+    box.append("a", "user", "needle pending", pending=True)
+    box.append("a", "user", "needle hidden", model_visible=False)
+    box.append("a", "system", "needle event", kind="machine_event")
+    box.append("q", "user", "needle quarantined")
+    box.quarantine("q")
+    box.compact("a", "needle summary")
+    newer = box.append("a", "user", "needle after compaction").id
+    found = [
+        m.id
+        for m in box.store.literal_candidates("needle", channel=None, case_sensitive=True, limit=10)
+    ]
+    assert found == [newer, *keep]
+    limited = box.store.literal_candidates("needle", channel="a", case_sensitive=True, limit=2)
+    assert [m.id for m in limited] == [newer, keep[0]]
+    recent = box.store.literal_candidates(
+        "ne", channel="a", case_sensitive=True, limit=10, recent=2
+    )
+    assert [m.id for m in recent] == [newer, keep[2]]
+
+
+def test_case_sensitive_pass_is_exact_and_other_pass_widens(box: recallbox.Box) -> None:
+    exact = box.append("a", "user", "Error: x").id
+    other = box.append("a", "user", "ERROR: x").id
+    wild = box.append("a", "user", "EXRor").id
+
+    def ids(term: str, case_sensitive: bool) -> set[str]:
+        rows = box.store.literal_candidates(
+            term, channel=None, case_sensitive=case_sensitive, limit=9
+        )
+        return {m.id for m in rows}
+
+    assert ids("Error", True) == {exact}
+    assert ids("Error", False) == {exact, other}
+    assert ids("E_Ror", True) == ids("E_Ror", False) == set()  # "_" is a character, not a wildcard
+    literal = box.append("a", "user", "e_ror").id
+    assert ids("E_Ror", False) == {literal} and wild not in ids("E_R", False)
+
+
+def test_keyword_messages_rank_and_exclude(box: recallbox.Box) -> None:
+    best = box.append("a", "user", "walrus walrus walrus").id
+    good = box.append("b", "user", "a walrus and many other words in a longer message").id
+    box.append("c", "user", "walrus hidden", model_visible=False)
+    box.append("q", "user", "walrus quarantined")
+    box.quarantine("q")
+    hits = box.store.keyword_messages(["walrus", "%%"], limit=5)
+    assert [m.id for m, _ in hits] == [best, good]
+    assert hits[0][1] > hits[1][1] > 0
+    assert box.store.keyword_messages(["%%", " "], limit=5) == []
+
+
+def test_sqlite_store_implements_the_protocol() -> None:
+    wanted = {n for n, _ in inspect.getmembers(Store, inspect.isfunction) if not n.startswith("_")}
+    missing = {n for n in wanted if not callable(getattr(SQLiteStore, n, None))}
+    assert missing == set()
+
+
+@pytest.mark.parametrize("sort_max", [2, 1_000])
+def test_the_stream_says_when_the_limit_cut_candidates(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, sort_max: int
+) -> None:
+    monkeypatch.setattr("recallbox.storage.sqlite.literal.SORT_CANDIDATES_MAX", sort_max)
+    ids = [box.append("a", "user", f"omega {i}").id for i in range(5)]
+    cut = box.store.literal_candidates("omega", channel=None, case_sensitive=True, limit=3)
+    assert [m.id for m in cut] == ids[:3] and cut.truncated
+    whole = box.store.literal_candidates("omega", channel=None, case_sensitive=True, limit=5)
+    assert [m.id for m in whole] == ids and not whole.truncated
