@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from recallbox.storage.base import SessionWindowStore
+from recallbox.text.windows import ELLIPSIS, WINDOW_CHARS
 from recallbox.types import Message
 
 SESSIONS_WINDOW_RADIUS = 10
-EXCERPT_CHARS = 800
-"""Longest excerpt of one item, the ``…`` markers included (DESIGN §5 ``WINDOW_CHARS``)."""
+EXCERPT_CHARS = WINDOW_CHARS
+"""Longest excerpt of one item, the ``…`` markers included (DESIGN §5)."""
 CONTEXT_EXCERPT_CHARS = 240
 """Longest excerpt of a neighbour of a hit (the hit itself gets :data:`EXCERPT_CHARS`)."""
-ELLIPSIS = "…"
 SENTENCE_ENDS = (". ", "! ", "? ", ".\n", "!\n", "?\n", "\n", "。", "！", "？")
 MIN_CUT_FRACTION = 0.5
 """A cut moves back to a sentence end (or a space) only as far as this fraction of the limit."""
