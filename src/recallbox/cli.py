@@ -28,6 +28,8 @@ EXIT_INTERRUPTED = 130
 DEMO_DB_NAME = "demo.db"
 DEMO_QUERY = "pg-replica-1"
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
 
 def _jsonable(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
@@ -670,6 +672,26 @@ def embed(
         emit_json({"embedded": count, "model_id": model, "lazy": lazy, "rebuild": rebuild})
     else:
         click.echo(f"embedded {count} message(s) with {model}")
+
+@cli.command()
+@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", type=int, default=8765, show_default=True, help="HTTP port.")
+@click.option(
+    "--allow-remote", is_flag=True, help="Allow a non-loopback --host (exposes your history)."
+)
+@click.pass_context
+def mcp(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool) -> None:
+    """Run the MCP server (stdio by default; --http for streamable HTTP on 127.0.0.1).
+
+    Example: claude mcp add recallbox -- recallbox --db ~/agent.db mcp
+    """
+    if http and host not in LOOPBACK_HOSTS and not allow_remote:
+        raise click.UsageError(f"--host {host} is not a loopback address; add --allow-remote")
+    from recallbox.config import load_settings
+    from recallbox.mcp_server import serve
+
+    serve(load_settings(ctx.obj.get("db")), http=http, host=host, port=port)
 
 
 def main() -> None:
