@@ -191,8 +191,20 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
 
 
-def test_stdio_subprocess_round_trip(db_path: Path) -> None:
-    ids = seed(db_path)
+CLAUDE_FIXTURES = Path(__file__).parent / "importers" / "fixtures" / "claude-code" / "projects"
+CLAUDE_SESSION = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
+
+
+def test_stdio_subprocess_finds_pre_compaction_output_of_an_imported_session(
+    db_path: Path,
+) -> None:
+    channel = f"claude-code:{CLAUDE_SESSION}"
+    with recallbox.open(db_path) as box:
+        box.import_transcripts(
+            "claude-code", [CLAUDE_FIXTURES / "-home-dev-app" / f"{CLAUDE_SESSION}.jsonl"]
+        )
+        assert box.thread(channel).generation_count == 2
+        [tool] = [m for m in box.messages(channel, generation=1) if m.role == "tool"][:1]
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "recallbox", "--db", str(db_path), "mcp"],
@@ -202,12 +214,14 @@ def test_stdio_subprocess_round_trip(db_path: Path) -> None:
     async def go() -> Any:
         async with Client(params) as client:
             return await client.call_tool(
-                "search_memory", {"query": "~/.ssh/prod_key", "channel": "agent:1"}
+                "search_memory", {"query": tool.content[:40], "channel": channel}
             )
 
     result = run(go)
     assert not result.is_error
-    assert ids["call"] in result.content[0].text
+    text = result.content[0].text
+    assert f"[message_id={tool.id} generation=1 role=tool field=content]" in text
+    assert len(text) <= THREAD_SEARCH_MAX_CHARS
 
 
 def _free_port() -> int:

@@ -673,6 +673,7 @@ def embed(
     else:
         click.echo(f"embedded {count} message(s) with {model}")
 
+
 @cli.command()
 @click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
@@ -692,6 +693,42 @@ def mcp(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool
     from recallbox.mcp_server import serve
 
     serve(load_settings(ctx.obj.get("db")), http=http, host=host, port=port)
+
+
+@cli.group()
+def hook() -> None:
+    """Helpers that agent hooks call (they never block the agent: errors go to stderr, exit 0).
+
+    Example: recallbox hook claude-code < hook-payload.json
+    """
+
+
+@hook.command("claude-code")
+@click.pass_context
+def hook_claude_code(ctx: click.Context) -> None:
+    """Handle one Claude Code hook event (its JSON payload on stdin).
+
+    PreCompact/SessionEnd import the transcript; SessionStart after a compaction also prints the
+    thread's channel, the closed generation's resource directory and how to search it.
+
+    Example: recallbox hook claude-code   (registered as a hook command in ~/.claude/settings.json)
+    """
+    from recallbox import RecallError
+    from recallbox import open as open_recallbox
+    from recallbox.config import load_settings
+    from recallbox.hooks import handle_claude_code_hook
+
+    try:
+        payload = json.loads(sys.stdin.read() or "{}")
+        if not isinstance(payload, dict):
+            raise ValueError("the hook payload is not a JSON object")
+        with open_recallbox(load_settings(ctx.obj.get("db")).db) as box:
+            text = handle_claude_code_hook(box, payload)
+    except (ValueError, OSError, RecallError) as exc:
+        click.echo(f"recallbox hook: {exc}", err=True)
+        return
+    if text:
+        click.echo(text)
 
 
 def main() -> None:
