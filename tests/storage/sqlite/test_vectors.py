@@ -144,3 +144,63 @@ def test_thread_scoped_bm25_equals_fts5_on_that_thread_alone(
     assert got.keys() == expected.keys()
     for key, value in expected.items():
         assert got[key] == pytest.approx(value, rel=1e-9, abs=0.0)
+
+
+@pytest.mark.parametrize("max_k", [vectors.VEC_MAX_K, 2])
+def test_nearest_visible_filters_grows_and_falls_back(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, max_k: int
+) -> None:
+    monkeypatch.setattr(vectors, "VEC_MAX_K", max_k)
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        box.append_many("a", [{"role": "user", "content": f"x{i}"} for i in range(10)])
+        box.append("secret", "user", "x secret")
+        box.embed_all()
+        box.quarantine("secret")
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = space_of(store)
+        scans: list[tuple[int | None, int]] = []
+
+        def visible(
+            conn: apsw.Connection, space: EmbeddingSpace, rowids: Sequence[int]
+        ) -> dict[int, str]:
+            return {r: f"r{r}" for r in rowids if r == 7}
+
+        def exact_scan(
+            conn: apsw.Connection,
+            space: EmbeddingSpace,
+            vector: Sequence[float],
+            thread_id: int | None,
+            limit: int,
+        ) -> list[tuple[str, float]]:
+            scans.append((thread_id, limit))
+            return [("exact", 0.0)]
+
+        with store.pool.reading() as conn:
+            assert vectors.allowed_thread_id(conn, "secret") is None
+            assert vectors.allowed_thread_id(conn, "zzz") is None
+            thread_id = vectors.allowed_thread_id(conn, "a")
+            assert thread_id is not None
+            for channel in (None, "a"):
+                got = vectors.nearest_visible(
+                    conn,
+                    space,
+                    [1.0, 0.0],
+                    channel=channel,
+                    limit=1,
+                    visible=visible,
+                    exact_scan=exact_scan,
+                )
+                assert got == ([("exact", 0.0)] if max_k == 2 else [("r7", 0.0)])
+            assert scans == ([(None, 1), (thread_id, 1)] if max_k == 2 else [])
+            assert (
+                vectors.nearest_visible(
+                    conn,
+                    space,
+                    [1.0, 0.0],
+                    channel="secret",
+                    limit=1,
+                    visible=visible,
+                    exact_scan=exact_scan,
+                )
+                == []
+            )

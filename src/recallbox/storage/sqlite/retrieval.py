@@ -9,7 +9,8 @@ Nearest-neighbour search is exact for the rows a caller may see:
 * a channel restricts the scan inside the index (the ``vec0`` partition key);
 * the other exclusions (pending, superseded, …) are applied to the KNN result, with ``k``
   grown until ``limit`` visible rows are found or the index is exhausted, and an exact filtered
-  scan past sqlite-vec's ``k`` limit — so an excluded row never takes a visible row's place.
+  scan past sqlite-vec's ``k`` limit — so an excluded row never takes a visible row's place
+  (:func:`recallbox.storage.sqlite.vectors.nearest_visible`, shared with the chunk search).
 """
 
 from __future__ import annotations
@@ -54,10 +55,6 @@ FRESH_VECTOR = (
 )
 #: Ids per ``IN (...)`` list (well under SQLite's variable limit).
 SQL_IN_CHUNK = 500
-#: First KNN over-fetch: ``k = limit · factor`` before growing.
-KNN_OVERFETCH_FACTOR = 2
-#: How much ``k`` grows each time the visible rows do not fill ``limit``.
-KNN_GROWTH = 4
 
 #: The FTS5 auxiliary function that reports a row's token count and phrase frequencies.
 PHRASE_FREQS_FUNCTION = "recallbox_phrase_freqs"
@@ -242,12 +239,6 @@ class RetrievalMixin:
             out.update((int(r[0]), str(r[1])) for r in rows)
         return out
 
-    def _thread_id(self, conn: apsw.Connection, channel: str) -> int | None:
-        row = conn.execute(
-            f"SELECT t.id FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}", (channel,)
-        ).fetchone()
-        return int(row[0]) if row else None
-
     def _exact_scan(
         self,
         conn: apsw.Connection,
@@ -276,22 +267,15 @@ class RetrievalMixin:
         if limit < 1 or space.count == 0:
             return []
         with self.pool.reading() as conn:
-            vectors.load_sqlite_vec(conn)
-            thread_id = None
-            if channel is not None:
-                thread_id = self._thread_id(conn, channel)
-                if thread_id is None:
-                    return []
-            k = min(vectors.VEC_MAX_K, limit * KNN_OVERFETCH_FACTOR)
-            while True:
-                found = vectors.knn(conn, space.id, vector, k=k, thread_id=thread_id)
-                visible = self._visible(conn, space, [rowid for rowid, _ in found])
-                hits = [(visible[rowid], d) for rowid, d in found if rowid in visible]
-                if len(hits) >= limit or len(found) < k:
-                    return hits[:limit]
-                if k >= vectors.VEC_MAX_K:
-                    return self._exact_scan(conn, space, vector, thread_id, limit)
-                k = min(vectors.VEC_MAX_K, k * KNN_GROWTH)
+            return vectors.nearest_visible(
+                conn,
+                space,
+                vector,
+                channel=channel,
+                limit=limit,
+                visible=self._visible,
+                exact_scan=self._exact_scan,
+            )
 
     def message_distances(
         self, vector: Sequence[float], ids: Sequence[str], *, space: EmbeddingSpace

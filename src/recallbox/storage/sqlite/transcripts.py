@@ -35,8 +35,6 @@ FRESH_CHUNK_VECTOR = (
     "EXISTS (SELECT 1 FROM embeddings e WHERE e.space_id = ? AND e.target_rowid = c.id "
     "AND e.content_hash = c.content_hash)"
 )
-KNN_OVERFETCH_FACTOR = 2
-KNN_GROWTH = 4
 
 
 def _now() -> str:
@@ -129,12 +127,6 @@ class TranscriptSearchMixin:
                 out[rowid] = str(row[0])
         return out
 
-    def _allowed_thread(self, conn: apsw.Connection, channel: str) -> int | None:
-        row = conn.execute(
-            f"SELECT t.id FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}", (channel,)
-        ).fetchone()
-        return int(row[0]) if row else None
-
     def _exact_chunk_scan(
         self,
         conn: apsw.Connection,
@@ -164,22 +156,15 @@ class TranscriptSearchMixin:
         if limit < 1 or space.count == 0:
             return []
         with self.pool.reading() as conn:
-            vectors.load_sqlite_vec(conn)
-            thread_id = None
-            if channel is not None:
-                thread_id = self._allowed_thread(conn, channel)
-                if thread_id is None:
-                    return []
-            k = min(vectors.VEC_MAX_K, limit * KNN_OVERFETCH_FACTOR)
-            while True:
-                found = vectors.knn(conn, space.id, vector, k=k, thread_id=thread_id)
-                visible = self._visible_chunks(conn, space, [rowid for rowid, _ in found])
-                hits = [(visible[rowid], d) for rowid, d in found if rowid in visible]
-                if len(hits) >= limit or len(found) < k:
-                    return hits[:limit]
-                if k >= vectors.VEC_MAX_K:
-                    return self._exact_chunk_scan(conn, space, vector, thread_id, limit)
-                k = min(vectors.VEC_MAX_K, k * KNN_GROWTH)
+            return vectors.nearest_visible(
+                conn,
+                space,
+                vector,
+                channel=channel,
+                limit=limit,
+                visible=self._visible_chunks,
+                exact_scan=self._exact_chunk_scan,
+            )
 
     def chunk_distances(
         self, vector: Sequence[float], ids: Sequence[str], *, space: EmbeddingSpace

@@ -9,6 +9,10 @@
   channel-restricted search stays **inside the index**: sqlite-vec scans only that thread's
   vectors.
 * Distances are cosine distances ``d = 1 − cos``; the ranking turns them into ``max(0, 1 − d)``.
+* :func:`nearest_visible` is the nearest-neighbour search of both the messages and the
+  transcript chunks: a channel restricts the scan inside the index (the partition key), the
+  caller's other exclusions filter the KNN result, with ``k`` grown until ``limit`` visible rows
+  are found or the index is exhausted, and an exact filtered scan past :data:`VEC_MAX_K`.
 
 Quantisation (int8 / bit with a float re-rank) is not used: see the README's benchmark section
 for why (at the sizes measured, the float scan inside one channel costs well under a
@@ -19,17 +23,36 @@ from __future__ import annotations
 
 import contextlib
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import apsw
 
 from recallbox.errors import DependencyMissing
+from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
+
+if TYPE_CHECKING:
+    from recallbox.storage.retrieval import EmbeddingSpace
 
 #: The largest ``k`` sqlite-vec 0.1 accepts in a KNN query.
 VEC_MAX_K = 4096
 #: Prefix of the ``vec0`` table of an embedding space (``vec_space_<id>``).
 VEC_TABLE_PREFIX = "vec_space_"
 SQLITE_VEC_HINT = "pip install sqlite-vec"
+#: First KNN over-fetch: ``k = limit · factor`` before growing.
+KNN_OVERFETCH_FACTOR = 2
+#: How much ``k`` grows each time the visible rows do not fill ``limit``.
+KNN_GROWTH = 4
+
+#: ``visible(conn, space, rowids)``: rowid → public id of the rows among ``rowids`` a caller may
+#: see (with a fresh vector).
+Visible = Callable[[apsw.Connection, "EmbeddingSpace", Sequence[int]], dict[int, str]]
+#: ``exact_scan(conn, space, vector, thread_id, limit)``: the ``limit`` nearest visible rows by
+#: an exact filtered scan, as ``(public id, distance)``, nearest first.
+ExactScan = Callable[
+    [apsw.Connection, "EmbeddingSpace", Sequence[float], "int | None", int],
+    list[tuple[str, float]],
+]
 
 
 def load_sqlite_vec(conn: apsw.Connection) -> None:
@@ -123,3 +146,48 @@ def knn(
         )
         params = (to_blob(vector), k, thread_id)
     return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+
+
+def allowed_thread_id(conn: apsw.Connection, channel: str) -> int | None:
+    """The row id of thread ``channel`` when it may be searched, else ``None``."""
+    row = conn.execute(
+        f"SELECT t.id FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}", (channel,)
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def nearest_visible(
+    conn: apsw.Connection,
+    space: EmbeddingSpace,
+    vector: Sequence[float],
+    *,
+    channel: str | None,
+    limit: int,
+    visible: Visible,
+    exact_scan: ExactScan,
+) -> list[tuple[str, float]]:
+    """``(public id, distance)`` of the ``limit`` nearest rows ``visible`` lets through,
+    nearest first (in thread ``channel`` only, when given; none in a thread that may not be
+    searched).
+
+    Over-fetches ``k = limit ·`` :data:`KNN_OVERFETCH_FACTOR`, filters the KNN result through
+    ``visible`` and grows ``k`` by :data:`KNN_GROWTH` until ``limit`` rows are visible or the
+    index has no more; past :data:`VEC_MAX_K` it falls back to ``exact_scan``. So an excluded
+    row never takes a visible row's place.
+    """
+    load_sqlite_vec(conn)
+    thread_id = None
+    if channel is not None:
+        thread_id = allowed_thread_id(conn, channel)
+        if thread_id is None:
+            return []
+    k = min(VEC_MAX_K, limit * KNN_OVERFETCH_FACTOR)
+    while True:
+        found = knn(conn, space.id, vector, k=k, thread_id=thread_id)
+        shown = visible(conn, space, [rowid for rowid, _ in found])
+        hits = [(shown[rowid], d) for rowid, d in found if rowid in shown]
+        if len(hits) >= limit or len(found) < k:
+            return hits[:limit]
+        if k >= VEC_MAX_K:
+            return exact_scan(conn, space, vector, thread_id, limit)
+        k = min(VEC_MAX_K, k * KNN_GROWTH)
