@@ -18,11 +18,18 @@ rows. No SQL here and no embedder call: the query vector is handed in.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from recallbox.ranking.bm25 import scope_scores
-from recallbox.ranking.fusion import THRESHOLD_SESSIONS, Candidate, fuse, vector_similarity
+from recallbox.ranking.fusion import (
+    THRESHOLD_SESSIONS,
+    Candidate,
+    Fused,
+    fuse,
+    vector_similarity,
+)
 from recallbox.storage.retrieval import EmbeddingSpace, RetrievalStore, SearchRow
 from recallbox.text.excerpt import excerpt
 from recallbox.text.fts_query import FtsQuery
@@ -41,6 +48,32 @@ class QueryVector:
 
     vector: Sequence[float]
     space: EmbeddingSpace
+
+
+class ScoredRow(Protocol):
+    """What fusion reads of a candidate's row besides its text."""
+
+    @property
+    def content_hash(self) -> str: ...
+
+
+R = TypeVar("R", bound=ScoredRow)
+
+
+class Nearest(Protocol):
+    """A store's nearest-vector search (``nearest_messages``, ``nearest_chunks``)."""
+
+    def __call__(
+        self, vector: Sequence[float], *, space: EmbeddingSpace, channel: str | None, limit: int
+    ) -> list[tuple[str, float]]: ...
+
+
+class Distances(Protocol):
+    """A store's distances of given ids (``message_distances``, ``chunk_distances``)."""
+
+    def __call__(
+        self, vector: Sequence[float], ids: Sequence[str], *, space: EmbeddingSpace
+    ) -> dict[str, float]: ...
 
 
 def literal_misses(text: str, literals: Sequence[str]) -> int:
@@ -78,6 +111,57 @@ def keyword_leg(
     return dict(ranked[:pool])
 
 
+def fuse_legs(
+    keyword: Mapping[str, float] | None,
+    query_vector: QueryVector | None,
+    *,
+    nearest: Nearest,
+    distances: Distances,
+    rows_of: Callable[[Sequence[str]], Mapping[str, R]],
+    text_of: Callable[[R], str],
+    literals: Sequence[str],
+    channel: str | None,
+    pool: int,
+    limit: int,
+    threshold: float,
+) -> tuple[list[Fused], Mapping[str, R]]:
+    """Run the vector leg next to the ``keyword`` scores and fuse both; returns the fused
+    candidates (best first, at most ``limit``) and the rows they were read from.
+
+    ``keyword`` is ``{id: s}`` of the keyword leg, ``None`` when it did not run. The vector leg
+    takes the ``pool`` ``nearest`` ids plus the ``distances`` of every keyword candidate it did
+    not find, so an id is scored on the same
+    legs whichever leg found it. Ids without a row (``rows_of``) are dropped.
+    """
+    keyword_scores: Mapping[str, float] = keyword or {}
+    similarity: dict[str, float] = {}
+    if query_vector is not None:
+        found = nearest(
+            query_vector.vector,
+            space=query_vector.space,
+            channel=channel,
+            limit=pool,
+        )
+        similarity = {rid: vector_similarity(d) for rid, d in found}
+        unscored = [rid for rid in keyword_scores if rid not in similarity]
+        measured = distances(query_vector.vector, unscored, space=query_vector.space)
+        similarity.update((rid, vector_similarity(d)) for rid, d in measured.items())
+    ids = list(dict.fromkeys([*keyword_scores, *similarity]))
+    rows = rows_of(ids)
+    candidates = [
+        Candidate(
+            id=rid,
+            keyword=keyword_scores.get(rid, 0.0) if keyword is not None else None,
+            vector=similarity.get(rid),
+            content_hash=rows[rid].content_hash,
+            literal_misses=literal_misses(text_of(rows[rid]), literals),
+        )
+        for rid in ids
+        if rid in rows
+    ]
+    return fuse(candidates, threshold=threshold, limit=limit), rows
+
+
 def _hit(row: SearchRow, score: float, k: float | None, v: float | None, query: FtsQuery) -> Hit:
     return Hit(
         id=row.id,
@@ -106,34 +190,20 @@ def search(
     ``use_keyword=False`` (and an empty ``query``) skips the keyword leg; ``query_vector=None``
     skips the vector leg. With neither, nothing is found.
     """
-    keyword_ran = use_keyword and not query.is_empty
-    keyword: dict[str, float] = {}
-    if keyword_ran:
+    keyword: dict[str, float] | None = None
+    if use_keyword and not query.is_empty:
         keyword = keyword_leg(store, query, channel=channel, pool=max(limit, KEYWORD_CANDIDATES))
-    similarity: dict[str, float] = {}
-    if query_vector is not None:
-        nearest = store.nearest_messages(
-            query_vector.vector,
-            space=query_vector.space,
-            channel=channel,
-            limit=max(limit, VECTOR_CANDIDATES),
-        )
-        similarity = {mid: vector_similarity(d) for mid, d in nearest}
-        unscored = [mid for mid in keyword if mid not in similarity]
-        distances = store.message_distances(query_vector.vector, unscored, space=query_vector.space)
-        similarity.update((mid, vector_similarity(d)) for mid, d in distances.items())
-    ids = list(dict.fromkeys([*keyword, *similarity]))
-    rows = store.search_rows(ids)
-    candidates = [
-        Candidate(
-            id=mid,
-            keyword=keyword.get(mid, 0.0) if keyword_ran else None,
-            vector=similarity.get(mid),
-            content_hash=rows[mid].content_hash,
-            literal_misses=literal_misses(rows[mid].content, query.literals),
-        )
-        for mid in ids
-        if mid in rows
-    ]
-    fused = fuse(candidates, threshold=THRESHOLD_SESSIONS, limit=limit)
+    fused, rows = fuse_legs(
+        keyword,
+        query_vector,
+        nearest=store.nearest_messages,
+        distances=store.message_distances,
+        rows_of=store.search_rows,
+        text_of=lambda row: row.content,
+        literals=query.literals,
+        channel=channel,
+        pool=max(limit, VECTOR_CANDIDATES),
+        limit=limit,
+        threshold=THRESHOLD_SESSIONS,
+    )
     return [_hit(rows[f.id], f.score, f.keyword, f.vector, query) for f in fused]

@@ -23,8 +23,8 @@ import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
-from recallbox.domains.sessions import QueryVector, literal_misses
-from recallbox.ranking.fusion import THRESHOLD_TRANSCRIPTS, Candidate, fuse, vector_similarity
+from recallbox.domains.sessions import QueryVector, fuse_legs
+from recallbox.ranking.fusion import THRESHOLD_TRANSCRIPTS
 from recallbox.storage.base import ChunkSource, TranscriptChunk
 from recallbox.storage.transcripts import ChunkRow, TranscriptSearchStore, chunk_id, parse_chunk_id
 from recallbox.text.cjk import cjk_count, is_cjk_char
@@ -265,40 +265,26 @@ def search(
     vectors, :data:`~recallbox.ranking.fusion.THRESHOLD_TRANSCRIPTS`. Candidate pools do not
     depend on ``limit``, so a smaller ``limit`` returns a prefix of a larger one.
     """
-    keyword_ran = use_keyword and not query.is_empty
-    keyword: dict[str, float] = {}
-    if keyword_ran:
+    keyword: dict[str, float] | None = None
+    if use_keyword and not query.is_empty:
         keyword = dict(
             store.keyword_chunks_ranked(
                 query.expression, channel=channel, limit=max(limit, KEYWORD_CANDIDATES)
             )
         )
-    similarity: dict[str, float] = {}
-    if query_vector is not None:
-        nearest = store.nearest_chunks(
-            query_vector.vector,
-            space=query_vector.space,
-            channel=channel,
-            limit=max(limit, VECTOR_CANDIDATES),
-        )
-        similarity = {cid: vector_similarity(d) for cid, d in nearest}
-        unscored = [cid for cid in keyword if cid not in similarity]
-        distances = store.chunk_distances(query_vector.vector, unscored, space=query_vector.space)
-        similarity.update((cid, vector_similarity(d)) for cid, d in distances.items())
-    ids = list(dict.fromkeys([*keyword, *similarity]))
-    rows = store.chunk_rows(ids)
-    candidates = [
-        Candidate(
-            id=cid,
-            keyword=keyword.get(cid, 0.0) if keyword_ran else None,
-            vector=similarity.get(cid),
-            content_hash=rows[cid].content_hash,
-            literal_misses=literal_misses(rows[cid].text, query.literals),
-        )
-        for cid in ids
-        if cid in rows
-    ]
-    fused = fuse(candidates, threshold=THRESHOLD_TRANSCRIPTS, limit=limit)
+    fused, rows = fuse_legs(
+        keyword,
+        query_vector,
+        nearest=store.nearest_chunks,
+        distances=store.chunk_distances,
+        rows_of=store.chunk_rows,
+        text_of=lambda row: row.text,
+        literals=query.literals,
+        channel=channel,
+        pool=max(limit, VECTOR_CANDIDATES),
+        limit=limit,
+        threshold=THRESHOLD_TRANSCRIPTS,
+    )
     message_ids = [mid for f in fused for mid in rows[f.id].message_ids]
     contents = {mid: row.content for mid, row in store.search_rows(message_ids).items()}
     return [_hit(rows[f.id], f.score, f.keyword, f.vector, query, contents) for f in fused]
