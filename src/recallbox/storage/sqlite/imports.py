@@ -330,21 +330,14 @@ class ImportLedgerMixin:
         return message_id
 
     def extend_message(self, message_id: str, row: NewMessage) -> None:
-        from recallbox.storage.sqlite.store import content_hash, dump_json
+        from recallbox.storage.sqlite.store import content_hash, dump_json, text_columns
 
         with self.pool.transaction() as conn:
             conn.execute(
                 "UPDATE messages SET content = ?, content_seg = ?, args_text = ?, raw_content = ?, "
                 "tool_calls = ?, tool_calls_raw = ?, metadata = ?, content_hash = ? WHERE uid = ?",
                 (
-                    row.content,
-                    segment(row.content),
-                    row.args_text,
-                    row.raw_content.encode("utf-8", "surrogatepass")
-                    if row.raw_content is not None
-                    else None,
-                    dump_json(row.tool_calls) if row.tool_calls is not None else None,
-                    row.tool_calls_raw,
+                    *text_columns(row),
                     dump_json(row.metadata),
                     content_hash(row.content, row.args_text),
                     message_id,

@@ -82,6 +82,19 @@ def content_hash(content: str, args_text: str) -> str:
     return digest.hexdigest()
 
 
+def text_columns(row: NewMessage) -> tuple[object, ...]:
+    """The stored values of ``content, content_seg, args_text, raw_content, tool_calls,
+    tool_calls_raw`` for ``row``, in that order."""
+    return (
+        row.content,
+        segment(row.content),
+        row.args_text,
+        row.raw_content.encode("utf-8", "surrogatepass") if row.raw_content is not None else None,
+        dump_json(row.tool_calls) if row.tool_calls is not None else None,
+        row.tool_calls_raw,
+    )
+
+
 def row_to_message(row: Sequence[Any]) -> Message:
     """Build a :class:`Message` from a ``SELECT {MESSAGE_COLUMNS}`` row."""
     raw = row[16]
@@ -298,14 +311,7 @@ class SQLiteStore(RetrievalMixin, ImportLedgerMixin, SessionWindowMixin, Transcr
                         seq,
                         row.role,
                         row.kind,
-                        row.content,
-                        segment(row.content),
-                        row.args_text,
-                        row.raw_content.encode("utf-8", "surrogatepass")
-                        if row.raw_content is not None
-                        else None,
-                        dump_json(row.tool_calls) if row.tool_calls is not None else None,
-                        row.tool_calls_raw,
+                        *text_columns(row),
                         row.tool_call_id,
                         int(row.model_visible),
                         int(row.pending),
