@@ -13,6 +13,9 @@ import pytest
 import recallbox
 from recallbox.domains.sessions_render import render_sessions_bucket
 from recallbox.domains.transcripts import chunk_message_ids, skip_shown
+from recallbox.storage.sqlite import vectors
+from recallbox.storage.sqlite.store import SQLiteStore
+from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK
 from recallbox.text.excerpt import HIT_TEXT_MAX_CHARS
 
 FIXTURES = Path(__file__).parent / "importers" / "fixtures"
@@ -146,3 +149,25 @@ def test_the_aggregator_skips_chunks_the_sessions_bucket_shows(
     assert all(f"message_id={mid}" in bucket for mid in shown)
     assert skip_shown(transcripts, shown, lambda h: h.best_message_id) == []
     assert skip_shown(transcripts, set(), lambda h: h.best_message_id) == transcripts
+
+
+def test_nearest_chunks_past_the_knn_limit_scan_exactly(
+    tmp_path: Path, session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with recallbox.open(tmp_path / "x.db", embedder=KeywordEmbedder()) as box:
+        box.import_transcripts("claude-code", session_file)
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(OWNER_TRANSCRIPT_CHUNK)[0]
+        full = vectors.VEC_MAX_K
+        got = {}
+        for max_k in (full, 1):
+            monkeypatch.setattr(vectors, "VEC_MAX_K", max_k)
+            for channel in (None, CHANNEL):
+                got[max_k, channel] = store.nearest_chunks(
+                    [1.0, 0.0, 0.0], space=space, channel=channel, limit=2
+                )
+        for channel in (None, CHANNEL):
+            assert len(got[full, channel]) == 2
+            # the exact scan breaks distance ties by chunk id, the KNN by row id
+            assert sorted(got[1, channel]) == sorted(got[full, channel])

@@ -56,6 +56,13 @@ FRESH_VECTOR = (
 #: Ids per ``IN (...)`` list (well under SQLite's variable limit).
 SQL_IN_CHUNK = 500
 
+#: Nearest messages past sqlite-vec's ``k`` limit.
+_EXACT_SCAN = vectors.ExactScanSql(
+    id_sql="m.uid",
+    join_sql="JOIN messages m ON m.id = v.rowid JOIN threads t ON t.id = m.thread_id",
+    where_sql=f"{SEARCHABLE} AND {FRESH_VECTOR}",
+)
+
 #: The FTS5 auxiliary function that reports a row's token count and phrase frequencies.
 PHRASE_FREQS_FUNCTION = "recallbox_phrase_freqs"
 
@@ -239,28 +246,6 @@ class RetrievalMixin:
             out.update((int(r[0]), str(r[1])) for r in rows)
         return out
 
-    def _exact_scan(
-        self,
-        conn: apsw.Connection,
-        space: EmbeddingSpace,
-        vector: Sequence[float],
-        thread_id: int | None,
-        limit: int,
-    ) -> list[tuple[str, float]]:
-        table = vectors.table_name(space.id)
-        sql = (
-            f"SELECT m.uid, vec_distance_cosine(v.embedding, ?) AS d FROM {table} v "
-            f"JOIN messages m ON m.id = v.rowid JOIN threads t ON t.id = m.thread_id "
-            f"WHERE {SEARCHABLE} AND {FRESH_VECTOR}"
-        )
-        params: list[object] = [vectors.to_blob(vector), space.id]
-        if thread_id is not None:
-            sql += " AND v.thread_id = ?"
-            params.append(thread_id)
-        sql += " ORDER BY d, m.uid LIMIT ?"
-        params.append(limit)
-        return [(str(r[0]), float(r[1])) for r in conn.execute(sql, params)]
-
     def nearest_messages(
         self, vector: Sequence[float], *, space: EmbeddingSpace, channel: str | None, limit: int
     ) -> list[tuple[str, float]]:
@@ -274,7 +259,7 @@ class RetrievalMixin:
                 channel=channel,
                 limit=limit,
                 visible=self._visible,
-                exact_scan=self._exact_scan,
+                exact_scan=_EXACT_SCAN,
             )
 
     def message_distances(

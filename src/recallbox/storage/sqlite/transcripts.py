@@ -45,6 +45,14 @@ def _key(chunk_id: str) -> tuple[str, int, int] | None:
     return parse_chunk_id(chunk_id)
 
 
+#: Nearest chunks past sqlite-vec's ``k`` limit.
+_EXACT_SCAN = vectors.ExactScanSql(
+    id_sql=CHUNK_ID_SQL,
+    join_sql="JOIN transcript_chunks c ON c.id = v.rowid JOIN threads t ON t.id = c.thread_id",
+    where_sql=f"{THREAD_ALLOWED_SQL} AND {FRESH_CHUNK_VECTOR}",
+)
+
+
 class TranscriptSearchMixin:
     """Chunk search and chunk vectors for :class:`SQLiteStore`."""
 
@@ -127,29 +135,6 @@ class TranscriptSearchMixin:
                 out[rowid] = str(row[0])
         return out
 
-    def _exact_chunk_scan(
-        self,
-        conn: apsw.Connection,
-        space: EmbeddingSpace,
-        vector: Sequence[float],
-        thread_id: int | None,
-        limit: int,
-    ) -> list[tuple[str, float]]:
-        table = vectors.table_name(space.id)
-        sql = (
-            f"SELECT {CHUNK_ID_SQL} AS cid, vec_distance_cosine(v.embedding, ?) AS d "
-            f"FROM {table} v JOIN transcript_chunks c ON c.id = v.rowid "
-            f"JOIN threads t ON t.id = c.thread_id WHERE {THREAD_ALLOWED_SQL} "
-            f"AND {FRESH_CHUNK_VECTOR}"
-        )
-        params: list[object] = [vectors.to_blob(vector), space.id]
-        if thread_id is not None:
-            sql += " AND v.thread_id = ?"
-            params.append(thread_id)
-        sql += " ORDER BY d, cid LIMIT ?"
-        params.append(limit)
-        return [(str(r[0]), float(r[1])) for r in conn.execute(sql, params)]
-
     def nearest_chunks(
         self, vector: Sequence[float], *, space: EmbeddingSpace, channel: str | None, limit: int
     ) -> list[tuple[str, float]]:
@@ -163,7 +148,7 @@ class TranscriptSearchMixin:
                 channel=channel,
                 limit=limit,
                 visible=self._visible_chunks,
-                exact_scan=self._exact_chunk_scan,
+                exact_scan=_EXACT_SCAN,
             )
 
     def chunk_distances(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import struct
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import apsw
@@ -146,6 +147,37 @@ def knn(
         )
         params = (to_blob(vector), k, thread_id)
     return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+
+
+@dataclass(frozen=True, slots=True)
+class ExactScanSql:
+    """An :data:`ExactScan` over a space's ``vec0`` table (aliased ``v``): ``id_sql`` is the
+    public id of a row, ``join_sql`` joins the rows to ``v``, and ``where_sql`` lets through the
+    visible rows with a fresh vector, binding one parameter: the space id."""
+
+    id_sql: str
+    join_sql: str
+    where_sql: str
+
+    def __call__(
+        self,
+        conn: apsw.Connection,
+        space: EmbeddingSpace,
+        vector: Sequence[float],
+        thread_id: int | None,
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        sql = (
+            f"SELECT {self.id_sql} AS rid, vec_distance_cosine(v.embedding, ?) AS d "
+            f"FROM {table_name(space.id)} v {self.join_sql} WHERE {self.where_sql}"
+        )
+        params: list[object] = [to_blob(vector), space.id]
+        if thread_id is not None:
+            sql += " AND v.thread_id = ?"
+            params.append(thread_id)
+        sql += " ORDER BY d, rid LIMIT ?"
+        params.append(limit)
+        return [(str(r[0]), float(r[1])) for r in conn.execute(sql, params)]
 
 
 def allowed_thread_id(conn: apsw.Connection, channel: str) -> int | None:
