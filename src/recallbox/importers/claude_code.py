@@ -148,6 +148,16 @@ def _channel(session_id: str, suffix: str | None = None) -> str:
     return f"{base}/{suffix}" if suffix else base
 
 
+def _sidechain_suffix(agent_id: str | None, root: str | None) -> str:
+    """The channel suffix of an inline sidechain record's thread: ``agent-<agent id>``, else
+    ``sidechain-<root uuid>``, else ``sidechain``."""
+    if agent_id is not None:
+        return f"agent-{agent_id}"
+    if root is not None:
+        return f"sidechain-{root}"
+    return "sidechain"
+
+
 def _scan(path: Path, *, single_thread: bool) -> _ScannedFile:
     """One streaming pass: keep the records that become items, map every uuid to its parent."""
     scanned = _ScannedFile()
@@ -258,14 +268,9 @@ def _inline_sidechain_threads(
     """Sidechain records of a session file, one thread per ``agentId`` (or per root uuid)."""
     groups: dict[str, list[Record]] = {}
     for record in scanned.side:
-        agent_id = str_or_none(record.data.get("agentId"))
         uuid = record.uuid
-        if agent_id is not None:
-            suffix = f"agent-{agent_id}"
-        elif uuid is not None:
-            suffix = f"sidechain-{scanned.side_forest.root(uuid)}"
-        else:
-            suffix = "sidechain"
+        root = scanned.side_forest.root(uuid) if uuid is not None else None
+        suffix = _sidechain_suffix(str_or_none(record.data.get("agentId")), root)
         groups.setdefault(suffix, []).append(record)
     extra = {"parent_session_id": session_id}
     return [

@@ -30,9 +30,11 @@ from recallbox.importers.claude_code import (
     MESSAGE_TYPES,
     SUBAGENTS_DIR,
     TITLE_TYPES,
+    _channel,
     _drop_tool_use_result,
     _is_conversational,
     _parent_of,
+    _sidechain_suffix,
     _unknown_key,
 )
 from recallbox.importers.records import FORMAT_CLAUDE_CODE, ThreadItem
@@ -124,15 +126,11 @@ class ClaudeCodeReader:
                 channel, parent = self._main_channel()
                 self._state["channel"], self._state["parent_channel"] = channel, parent
             return self._thread(channel, parent, extra)
-        main = f"{FORMAT_CLAUDE_CODE}:{session_id}"
-        agent_id = str_or_none(data.get("agentId"))
-        if agent_id is not None:
-            suffix = f"agent-{agent_id}"
-        elif root is not None:
-            suffix = f"sidechain-{root}"
-        else:
-            suffix = "sidechain"
-        return self._thread(f"{main}/{suffix}", main, {"parent_session_id": session_id})
+        suffix = _sidechain_suffix(str_or_none(data.get("agentId")), root)
+        main = str(session_id)  # as the channel has always spelled it, ``None`` included
+        return self._thread(
+            _channel(main, suffix), _channel(main), {"parent_session_id": session_id}
+        )
 
     # -- records -------------------------------------------------------------------------
     def feed(self, line: SourceLine, data: dict[str, Any]) -> None:
