@@ -371,22 +371,18 @@ class Box:
             InvalidArgument: no embedder is configured.
             SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
         """
-        count = embed_messages(
-            self._retrieval_store(),
-            self.embedder,
-            rebuild=rebuild,
-            drilled_only=lazy,
-            batch_size=EMBED_BATCH_SIZE if batch_size is None else batch_size,
-            progress=progress,
-        )
-        return count + embed_chunks(  # the transcripts domain's chunks (DESIGN §4.5)
-            self._retrieval_store(),
-            self.embedder,
-            rebuild=rebuild,
-            drilled_only=lazy,
-            batch_size=EMBED_BATCH_SIZE if batch_size is None else batch_size,
-            progress=progress,
-        )
+        count = 0
+        # the messages, then the transcripts domain's chunks (DESIGN §4.5)
+        for embed in (embed_messages, embed_chunks):
+            count += embed(
+                self._retrieval_store(),
+                self.embedder,
+                rebuild=rebuild,
+                drilled_only=lazy,
+                batch_size=EMBED_BATCH_SIZE if batch_size is None else batch_size,
+                progress=progress,
+            )
+        return count
 
     # -- thread search (DESIGN §3) ---------------------------------------------------------
     def search_memory(self, query: str, channel: str | None = None) -> str:
