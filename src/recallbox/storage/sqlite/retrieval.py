@@ -318,26 +318,8 @@ class RetrievalMixin:
     ) -> int:
         if not items:
             return 0
-        now = _now()
         with self.pool.transaction() as conn:
-            rows: list[tuple[int, int, Sequence[float]]] = []
-            for target, vector in items:
-                if len(vector) != space.dim:
-                    raise ValueError(f"vector of {len(vector)} floats for a {space.dim}-d space")
-                found = conn.execute(
-                    "SELECT thread_id FROM messages WHERE id = ?", (target.key,)
-                ).fetchone()
-                if found is None:
-                    continue
-                rows.append((target.key, int(found[0]), vector))
-                conn.execute(
-                    "INSERT INTO embeddings (space_id, target_rowid, content_hash, embedded_at) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (space_id, target_rowid) DO UPDATE SET "
-                    "content_hash = excluded.content_hash, embedded_at = excluded.embedded_at",
-                    (space.id, target.key, target.content_hash, now),
-                )
-            vectors.upsert(conn, space.id, rows)
-        return len(rows)
+            return vectors.put_embeddings(conn, space, items, owner_table="messages", now=_now())
 
     # -- hit-log ---------------------------------------------------------------------------
     def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:

@@ -9,6 +9,8 @@
   channel-restricted search stays **inside the index**: sqlite-vec scans only that thread's
   vectors.
 * Distances are cosine distances ``d = 1 − cos``; the ranking turns them into ``max(0, 1 − d)``.
+* :func:`put_embeddings` writes the vectors of messages or transcript chunks together with
+  their ``embeddings`` rows (the content hash each vector describes).
 * :func:`nearest_visible` is the nearest-neighbour search of both the messages and the
   transcript chunks: a channel restricts the scan inside the index (the partition key), the
   caller's other exclusions filter the KNN result, with ``k`` grown until ``limit`` visible rows
@@ -33,7 +35,7 @@ from recallbox.errors import DependencyMissing
 from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
 
 if TYPE_CHECKING:
-    from recallbox.storage.retrieval import EmbeddingSpace
+    from recallbox.storage.retrieval import EmbeddingSpace, EmbedTarget
 
 #: The largest ``k`` sqlite-vec 0.1 accepts in a KNN query.
 VEC_MAX_K = 4096
@@ -122,6 +124,41 @@ def upsert(
             f"INSERT INTO {table} (rowid, thread_id, embedding) VALUES (?, ?, ?)",
             (rowid, thread_id, to_blob(vector)),
         )
+
+
+def put_embeddings(
+    conn: apsw.Connection,
+    space: EmbeddingSpace,
+    items: Sequence[tuple[EmbedTarget, Sequence[float]]],
+    *,
+    owner_table: str,
+    now: str,
+) -> int:
+    """Write the vectors of ``items`` (rows of ``owner_table``, which has a ``thread_id``) to
+    ``space`` with their ``embeddings`` rows (content hash, ``now``); a target whose row is gone
+    is skipped. Returns how many were written.
+
+    Raises:
+        ValueError: a vector's length is not the space's dimension.
+    """
+    rows: list[tuple[int, int, Sequence[float]]] = []
+    for target, vector in items:
+        if len(vector) != space.dim:
+            raise ValueError(f"vector of {len(vector)} floats for a {space.dim}-d space")
+        found = conn.execute(
+            f"SELECT thread_id FROM {owner_table} WHERE id = ?", (target.key,)
+        ).fetchone()
+        if found is None:
+            continue
+        rows.append((target.key, int(found[0]), vector))
+        conn.execute(
+            "INSERT INTO embeddings (space_id, target_rowid, content_hash, embedded_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (space_id, target_rowid) DO UPDATE SET "
+            "content_hash = excluded.content_hash, embedded_at = excluded.embedded_at",
+            (space.id, target.key, target.content_hash, now),
+        )
+    upsert(conn, space.id, rows)
+    return len(rows)
 
 
 def knn(
