@@ -176,12 +176,9 @@ def test_nearest_visible_filters_grows_and_falls_back(
             return [("exact", 0.0)]
 
         with store.pool.reading() as conn:
-            assert vectors.allowed_thread_id(conn, "secret") is None
-            assert vectors.allowed_thread_id(conn, "zzz") is None
-            thread_id = vectors.allowed_thread_id(conn, "a")
-            assert thread_id is not None
-            for channel in (None, "a"):
-                got = vectors.nearest_visible(
+
+            def near(channel: str | None) -> list[tuple[str, float]]:
+                return vectors.nearest_visible(
                     conn,
                     space,
                     [1.0, 0.0],
@@ -190,17 +187,12 @@ def test_nearest_visible_filters_grows_and_falls_back(
                     visible=visible,
                     exact_scan=exact_scan,
                 )
-                assert got == ([("exact", 0.0)] if max_k == 2 else [("r7", 0.0)])
+
+            assert vectors.allowed_thread_id(conn, "secret") is None
+            assert vectors.allowed_thread_id(conn, "zzz") is None
+            thread_id = vectors.allowed_thread_id(conn, "a")
+            assert thread_id is not None
+            for channel in (None, "a"):
+                assert near(channel) == ([("exact", 0.0)] if max_k == 2 else [("r7", 0.0)])
             assert scans == ([(None, 1), (thread_id, 1)] if max_k == 2 else [])
-            assert (
-                vectors.nearest_visible(
-                    conn,
-                    space,
-                    [1.0, 0.0],
-                    channel="secret",
-                    limit=1,
-                    visible=visible,
-                    exact_scan=exact_scan,
-                )
-                == []
-            )
+            assert near("secret") == []
