@@ -22,9 +22,9 @@ How a term finds its candidate messages without scanning the table (DESIGN §3.2
 Why not ``WHERE content LIKE … ORDER BY … LIMIT``: SQLite must then test the content of every
 message holding a common word before it can sort, which costs seconds on a big history. Here a
 common word costs its doclists and the content of only the first chunks, since the caller stops
-reading once its result is full. Rows (with their possibly large content) are fetched in small
-batches as the caller consumes them, so a shared in-memory connection's lock is never held
-while the caller works. The caller rechecks every row exactly.
+reading once its result is full. Rows (with their possibly large content) are
+filtered and fetched by one query, a small chunk at a time as the caller consumes them, so a
+shared in-memory connection's lock is never held while the caller works. The caller rechecks every row exactly.
 """
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 TRIGRAM_CHARS = 3
 LIKE_PATTERN_MAX_CHARS = 256
 MATCH_MAX_TRIGRAMS = 32
-FETCH_BATCH_MESSAGES = 32
-FILTER_CHUNK_IDS = 512
+FILTER_CHUNK_IDS = 64  # candidates filtered (and their rows read) per query
 SORT_CANDIDATES_MAX = 20_000  # above this many candidates, walk the order instead of sorting
 SEARCHABLE_KIND = "message"
 GLOB_SPECIALS = frozenset("*?[")
@@ -131,22 +130,6 @@ def _row(row: Sequence[Any]) -> SearchableMessage:
         content=row[6],
         tool_calls=json.loads(row[7]) if row[7] is not None else None,
     )
-
-
-def stream_rows(pool: ConnectionPool, ids: Sequence[int]) -> Iterator[SearchableMessage]:
-    """The rows of ``ids``, in that order, fetched :data:`FETCH_BATCH_MESSAGES` at a time."""
-    for start in range(0, len(ids), FETCH_BATCH_MESSAGES):
-        batch = ids[start : start + FETCH_BATCH_MESSAGES]
-        marks = ", ".join("?" for _ in batch)
-        with pool.reading() as conn:
-            rows = conn.execute(
-                f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks})", tuple(batch)
-            ).fetchall()
-        by_id: dict[Any, Sequence[Any]] = {r[0]: r for r in rows}
-        for rowid in batch:
-            row = by_id.get(rowid)
-            if row is not None:  # gone since the id query: skip it
-                yield _row(row)
 
 
 # -- step 1: candidate ids in search order --------------------------------------------------------
@@ -282,40 +265,39 @@ def ordered_candidate_ids(
 
 
 def filter_sql(term: str, *, case_sensitive: bool, ids: int) -> tuple[str, list[str]]:
-    """Which of ``ids`` candidate rows (bound first, as ``?1…``) may hold ``term``.
+    """The rows of ``ids`` candidates (bound first, as ``?1…``) that may hold ``term``.
 
-    Returns the SQL and the pattern values to bind after the ids.
+    Returns the SQL and the values to bind after the ids. Filter and fetch are one query, so
+    the content of a candidate is read once.
     """
     marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
     sql = (
-        f"SELECT id FROM messages WHERE id IN ({marks}) AND kind = ?{ids + 1} "
-        "AND model_visible = 1 AND pending = 0 AND superseded_by IS NULL"
+        f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks}) AND m.kind = ?{ids + 1} "
+        "AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL"
     )
     values = [SEARCHABLE_KIND]
     if case_sensitive or not has_non_ascii_case(term):
         values.append(like_pattern(term))
         at = ids + len(values)
-        sql += f" AND (content LIKE ?{at} OR args_text LIKE ?{at})"
+        sql += f" AND (m.content LIKE ?{at} OR m.args_text LIKE ?{at})"
     if case_sensitive:
         values.append(glob_pattern(term))
         at = ids + len(values)
-        sql += f" AND (content GLOB ?{at} OR args_text GLOB ?{at})"
+        sql += f" AND (m.content GLOB ?{at} OR m.args_text GLOB ?{at})"
     return sql, values
 
 
-def _filtered(
+def _filtered_rows(
     pool: ConnectionPool, term: str, case_sensitive: bool, ids: Iterator[int]
-) -> Iterator[int]:
-    """``ids`` in order, minus those the SQL filter rules out, a chunk at a time."""
+) -> Iterator[SearchableMessage]:
+    """The rows of ``ids`` that pass the SQL filter, in the order of ``ids``, a chunk at a time."""
     while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
         sql, values = filter_sql(term, case_sensitive=case_sensitive, ids=len(chunk))
-        kept = {r[0] for r in _fetch(pool, sql, (*chunk, *values))}
-        yield from (rowid for rowid in chunk if rowid in kept)
-
-
-def _stream(pool: ConnectionPool, ids: Iterator[int]) -> Iterator[SearchableMessage]:
-    while batch := list(islice(ids, FETCH_BATCH_MESSAGES)):
-        yield from stream_rows(pool, batch)
+        by_id: dict[Any, Sequence[Any]] = {r[0]: r for r in _fetch(pool, sql, (*chunk, *values))}
+        for rowid in chunk:
+            row = by_id.get(rowid)
+            if row is not None:
+                yield _row(row)
 
 
 def literal_candidates(
@@ -332,7 +314,7 @@ def literal_candidates(
     ids = ordered_candidate_ids(
         pool, term, channel=channel, limit=limit, recent=recent, stream=stream
     )
-    stream.rows = _stream(pool, _filtered(pool, term, case_sensitive, ids))
+    stream.rows = _filtered_rows(pool, term, case_sensitive, ids)
     return stream
 
 
