@@ -16,7 +16,7 @@ $(VENV)/.runtime: $(BIN)/python pyproject.toml $(CONSTRAINTS)
 	@touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime
-	$(PIP) install -q -c $(CONSTRAINTS) -e '.[dev]'
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[dev,embed,multilingual]'
 	@touch $@
 
 demo: $(VENV)/.runtime
@@ -38,3 +38,10 @@ bench: $(VENV)/.dev
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# LoCoMo retrieval benchmark (README "Benchmark: LoCoMo retrieval"); the dataset is not shipped.
+LOCOMO_DATA ?= ../shared/bench/locomo-dev.json
+.PHONY: bench-locomo
+bench-locomo: $(VENV)/.dev
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[bench]'
+	$(BIN)/python benchmarks/locomo.py --data $(LOCOMO_DATA)

@@ -33,7 +33,19 @@ from recallbox.text.windows import (
     WINDOW_LEAD_CHARS,
     bounded_thread_search,
 )
-from recallbox.types import DoctorReport, Generation, IndexHealth, Message, Policy, Thread
+from recallbox.types import (
+    DoctorReport,
+    FileImportReport,
+    Generation,
+    Hit,
+    ImportProgress,
+    ImportReport,
+    IndexHealth,
+    Message,
+    Policy,
+    SkippedRecord,
+    Thread,
+)
 
 __version__ = "0.1.0"
 
@@ -42,6 +54,12 @@ def open(path_or_url: str | Path, *, embedder: object = None) -> Box:
     """Open a recallbox store: a SQLite path (created with its parent dirs) or ``":memory:"``.
 
     Use it as a context manager: ``with recallbox.open("agent.db") as box: ...``.
+    ``embedder`` is ``None`` (keyword ranking only), a name (``"minilm"``, ``"multilingual"``,
+    ``"hash"``) or an object with ``model_id``, ``dim`` and ``embed()``.
+
+    Raises:
+        DependencyMissing: ``embedder`` names a model whose extra is not installed.
+        InvalidArgument: an unusable location or embedder.
     """
     return open_box(path_or_url, embedder=embedder)
 
@@ -57,7 +75,11 @@ __all__ = [
     "Box",
     "DependencyMissing",
     "DoctorReport",
+    "FileImportReport",
     "Generation",
+    "Hit",
+    "ImportProgress",
+    "ImportReport",
     "IndexHealth",
     "InvalidArgument",
     "InvalidQuery",
@@ -66,6 +88,7 @@ __all__ = [
     "Policy",
     "RecallError",
     "SchemaMismatch",
+    "SkippedRecord",
     "StoreUnavailable",
     "Thread",
     "UnsupportedFilter",

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from recallbox.domains.message_view import VIEWS, page, render_audit, render_model
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
+from recallbox.domains.privacy import file_identity, normalize_source_name
 from recallbox.domains.resources import summary_with_directory
 from recallbox.domains.threads import (
     OTHER_MEMORY_TIMEOUT_S,
@@ -21,12 +23,25 @@ from recallbox.domains.threads import (
     keyword_answer,
     search_literal,
 )
-from recallbox.errors import InvalidArgument, NotFound
+from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_chunks, embed_messages
+from recallbox.embeddings import Embedder, resolve_embedder
+from recallbox.errors import InvalidArgument, NotFound, UnsupportedFilter
+from recallbox.search import search as run_search
 from recallbox.storage import open_store
 from recallbox.storage.base import Store
+from recallbox.storage.retrieval import RetrievalStore
 from recallbox.text.normalize import normalize_text
 from recallbox.text.windows import bounded_thread_search
-from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
+from recallbox.types import (
+    DoctorReport,
+    Generation,
+    Hit,
+    ImportProgress,
+    ImportReport,
+    Message,
+    Policy,
+    Thread,
+)
 
 MEMORY_URL = ":memory:"
 OTHER_MEMORY_WORKERS = 2
@@ -51,9 +66,17 @@ class Box:
     A Box may be used from several threads (one connection per thread); it is not fork-safe.
     """
 
-    def __init__(self, store: Store, *, location: str, answerer: Answerer | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        location: str,
+        embedder: Embedder | None = None,
+        answerer: Answerer | None = None,
+    ) -> None:
         self.store = store
         self.location = location
+        self.embedder = embedder
         # The other-memory part of search_memory: (query, channel) -> text. Swap it freely.
         self.answerer: Answerer = answerer or partial(keyword_answer, store)
         self._answer_pool: ThreadPoolExecutor | None = None
@@ -174,7 +197,9 @@ class Box:
 
     def deliver(self, message_id: str) -> Message:
         """Mark a pending message as delivered to the model."""
-        return self.store.set_pending(message_id, False)
+        message = self.store.set_pending(message_id, False)
+        self._refresh_transcript_chunks(message)
+        return message
 
     def supersede(self, message_id: str, by: str) -> Message:
         """Mark ``message_id`` as superseded by message ``by``.
@@ -183,7 +208,9 @@ class Box:
             NotFound: either id is unknown.
         """
         self.message(by)
-        return self.store.set_superseded(message_id, by)
+        message = self.store.set_superseded(message_id, by)
+        self._refresh_transcript_chunks(message)
+        return message
 
     def compact(self, channel: str, summary: str) -> Generation:
         """Close the current generation and open the next with ``summary`` as its first message.
@@ -228,10 +255,134 @@ class Box:
         """The stored privacy policy."""
         return self.store.policy()
 
+    def exclude_source(self, name: str) -> None:
+        """Deny a source (a file name or path) in every domain.
+
+        Matches by normalised name (casefolded basename) and, when ``name`` is an existing
+        file, by file identity (a hard link to it is excluded too).
+        """
+        self.store.set_source_excluded(normalize_source_name(name), True, file_identity(name))
+
+    def include_source(self, name: str) -> None:
+        """Lift an exclusion made by :meth:`exclude_source`."""
+        self.store.set_source_excluded(normalize_source_name(name), False)
+
+    # -- transcript import -------------------------------------------------------------------
+    def import_transcripts(
+        self,
+        format: str,
+        paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None = None,
+        *,
+        progress: Callable[[ImportProgress], None] | None = None,
+    ) -> ImportReport:
+        """Import (or re-sync) agent transcripts: each becomes the thread ``<format>:<id>``.
+
+        Re-importing reads only what changed (DESIGN §4.5): new records are added, a rewritten
+        file is re-synced, each file imports atomically, and one bad file does not stop the
+        others (its error is in the report).
+
+        Args:
+            format: ``"claude-code"``, ``"codex"`` or ``"openai"``.
+            paths: files or directories; ``None`` means the format's default directories
+                (``~/.claude/projects``, ``~/.codex/sessions``; OpenAI has none).
+            progress: called as the import advances (bytes read over all files).
+
+        Raises:
+            InvalidArgument: unknown format.
+        """
+        from recallbox.importers._sync_rows import SyncStore
+        from recallbox.importers.sync import import_transcripts
+
+        return import_transcripts(cast(SyncStore, self.store), format, paths, progress=progress)
+
+    def _refresh_transcript_chunks(self, message: Message) -> None:
+        """Keep an imported thread's chunks in step when one of its messages changes status."""
+        from recallbox.importers._sync_rows import SyncStore
+        from recallbox.importers.sync import rechunk
+
+        store = cast(SyncStore, self.store)
+        if store.has_transcript_chunks(message.channel):
+            with store.transaction():
+                rechunk(store, message.channel, message.seq)
+
     # -- health ----------------------------------------------------------------------------
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Check every full-text index; with ``repair``, rebuild what is unhealthy first."""
         return self.store.doctor(repair=repair)
+
+    # -- ranked search and embedding passes (DESIGN §4.1, §4.2, §4.5) -----------------------
+    def _retrieval_store(self) -> RetrievalStore:
+        if not isinstance(self.store, RetrievalStore):
+            raise UnsupportedFilter("this storage backend has no ranked search")
+        return self.store
+
+    def search(
+        self,
+        query: str,
+        *,
+        domain: str = "sessions",
+        channel: str | None = None,
+        limit: int = 10,
+        allow_embed: bool = True,
+    ) -> list[Hit]:
+        """Ranked hits for ``query`` in one domain, best first (ties by id).
+
+        Hybrid BM25 + vector ranking (DESIGN §4.2). With ``allow_embed`` and an embedder, the
+        query is embedded once; without them, or when the embedder fails, keyword ranking
+        stands alone. Nothing is written. ``channel`` restricts the search to one thread. Any
+        query string is accepted (no hits is ``[]``).
+
+        Raises:
+            InvalidArgument: an unknown or not yet available domain, or a bad ``limit``.
+            SchemaMismatch: stored vectors belong to another model than the embedder
+                (re-embed with ``recallbox embed --rebuild``).
+        """
+        return run_search(
+            self._retrieval_store(),
+            self.embedder,
+            query,
+            domain=domain,
+            channel=channel,
+            limit=limit,
+            allow_embed=allow_embed,
+        )
+
+    def _record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
+        """Append a drill to the hit-log (DESIGN §4.2): ``read_message``, ``recall_context`` and
+        ``expand`` call this for the id they open, so ``embed_all(lazy=True)`` embeds it. Ids
+        are opaque and random, so an id handed to those verbs came from a recall result."""
+        self._retrieval_store().record_drill(target_id, domain=domain)
+
+    def embed_all(
+        self,
+        *,
+        rebuild: bool = False,
+        lazy: bool = False,
+        batch_size: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Embed every message that has no vector of the configured model yet; returns the count.
+
+        Resumable and interruptible: each batch is committed on its own. ``rebuild`` first
+        deletes the vectors of any other model; ``lazy`` embeds only messages that recall
+        drilled into (the hit-log). ``progress(done, total)`` is called after each batch.
+
+        Raises:
+            InvalidArgument: no embedder is configured.
+            SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
+        """
+        count = 0
+        # the messages, then the transcripts domain's chunks (DESIGN §4.5)
+        for embed in (embed_messages, embed_chunks):
+            count += embed(
+                self._retrieval_store(),
+                self.embedder,
+                rebuild=rebuild,
+                drilled_only=lazy,
+                batch_size=EMBED_BATCH_SIZE if batch_size is None else batch_size,
+                progress=progress,
+            )
+        return count
 
     # -- thread search (DESIGN §3) ---------------------------------------------------------
     def search_memory(self, query: str, channel: str | None = None) -> str:
@@ -275,6 +426,7 @@ class Box:
         found = self.store.readable_message(message_id) if isinstance(message_id, str) else None
         if found is None:
             raise NotFound(UNKNOWN_MESSAGE)
+        self._record_drill(message_id)  # feeds the lazy embedding pass (DESIGN §4.2)
         text = render_audit(found) if view == "audit" else render_model(found.message)
         if offset > 0 and offset >= len(text):
             raise InvalidArgument(
@@ -327,6 +479,8 @@ def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
     Raises:
         InvalidArgument: unusable location.
         SchemaMismatch: the database was written by a newer recallbox.
+        DependencyMissing: ``embedder`` names a model whose extra is not installed.
     """
     location = _resolve_location(path_or_url)
-    return Box(open_store(location), location=location)
+    resolved = resolve_embedder(cast("str | Embedder | None", embedder))
+    return Box(open_store(location), location=location, embedder=resolved)

@@ -20,13 +20,15 @@ import click
 
 if TYPE_CHECKING:
     from recallbox.box import Box
-    from recallbox.types import DoctorReport
+    from recallbox.types import DoctorReport, ImportReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 VERSION = "0.1.0"
 EXIT_INTERRUPTED = 130
 DEMO_DB_NAME = "demo.db"
 DEMO_QUERY = "pg-replica-1"
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def _jsonable(value: Any) -> Any:
@@ -52,7 +54,7 @@ def json_option(func: F) -> F:
 
 
 @contextmanager
-def open_box(ctx: click.Context) -> Iterator[Box]:
+def open_box(ctx: click.Context, embedder: str | None = None) -> Iterator[Box]:
     """Open the Box for the command's ``--db`` and turn library errors into exit code 1."""
     from recallbox import RecallError
     from recallbox import open as open_recallbox
@@ -60,7 +62,7 @@ def open_box(ctx: click.Context) -> Iterator[Box]:
 
     settings = load_settings(ctx.obj.get("db"))
     try:
-        with open_recallbox(settings.db) as box:
+        with open_recallbox(settings.db, embedder=embedder) as box:
             yield box
     except RecallError as exc:
         raise click.ClickException(str(exc)) from exc
@@ -75,6 +77,15 @@ class RecallboxGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # click's own main() turns KeyboardInterrupt into "Aborted!" and exit 1 before main()
+        # above sees it; catching it here keeps the documented exit code 130.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=RecallboxGroup)
@@ -409,6 +420,315 @@ def compact(ctx: click.Context, channel: str, summary_file: Any, as_json: bool) 
         emit_json(generation)
     else:
         click.echo(f"{channel}: generation {generation.number} opened ({generation.id})")
+
+
+TRANSCRIPT_FORMATS = ("claude-code", "codex", "openai")
+WATCH_INTERVAL_S = 5.0
+"""How often ``recallbox import --watch`` re-syncs."""
+PROGRESS_MIN_BYTES = 4 << 20
+"""Imports reading less than this show no progress bar."""
+REPORT_SKIPPED_LINES = 20
+"""Skipped lines listed per file in the text report (the rest are counted)."""
+
+
+def render_import(report: ImportReport, *, verbose: bool = True) -> str:
+    """The text report of an import: totals, then one block per file that did something."""
+    lines = [
+        f"{report.format}: {len(report.files)} file(s), {report.records} record(s) read, "
+        f"{report.added} message(s) added, {report.skipped} line(s) skipped, "
+        f"{len(report.errors)} error(s)"
+    ]
+    for f in report.files:
+        if f.status == "unchanged" and not verbose:
+            continue
+        if f.error is not None:
+            lines.append(f"  error      {f.path}: {f.error}")
+            continue
+        detail = f"{f.records} record(s), +{f.added} message(s)"
+        if f.merged:
+            detail += f", {f.merged} merged"
+        if f.superseded:
+            detail += f", {f.superseded} superseded"
+        if f.truncated_tail:
+            detail += ", unfinished last line left for the next sync"
+        lines.append(
+            f"  {f.status:<10} {f.path}" + ("" if f.status == "unchanged" else f"  {detail}")
+        )
+        lines.extend(
+            f"    skipped line {s.line}: {s.reason}" for s in f.skipped[:REPORT_SKIPPED_LINES]
+        )
+        if len(f.skipped) > REPORT_SKIPPED_LINES:
+            lines.append(f"    … {len(f.skipped) - REPORT_SKIPPED_LINES} more skipped line(s)")
+        if f.unknown_records:
+            counts = ", ".join(f"{k} ×{v}" for k, v in f.unknown_records.items())
+            lines.append(f"    not messages (kept as events or counted): {counts}")
+    return "\n".join(lines)
+
+
+def _import_json(report: ImportReport) -> dict[str, Any]:
+    return {
+        "format": report.format,
+        "files": _jsonable(report.files),
+        "records": report.records,
+        "added": report.added,
+        "skipped": report.skipped,
+        "errors": len(report.errors),
+        "unknown_records": report.unknown_records,
+    }
+
+
+def _run_import(box: Box, format: str, paths: list[str] | None, *, bar: bool) -> ImportReport:
+    """One sync, with a rich progress bar on stderr for long imports at a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    if not (bar and console.is_terminal):
+        return box.import_transcripts(format, paths)
+    progress = Progress(
+        TextColumn("importing {task.fields[records]} records"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    task = None
+
+    def update(state: Any) -> None:
+        nonlocal task
+        if state.bytes_total < PROGRESS_MIN_BYTES:
+            return
+        if task is None:
+            progress.start()
+            task = progress.add_task("import", total=state.bytes_total, records=0)
+        progress.update(task, completed=state.bytes_done, records=state.records)
+
+    try:
+        return box.import_transcripts(format, paths, progress=update)
+    finally:
+        progress.stop()
+
+
+@cli.command("import")
+@click.argument("format", type=click.Choice(TRANSCRIPT_FORMATS))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--watch", is_flag=True, help="Re-sync every --interval seconds until Ctrl-C.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.1),
+    default=WATCH_INTERVAL_S,
+    show_default=True,
+    help="Seconds between syncs with --watch.",
+)
+@json_option
+@click.pass_context
+def import_command(
+    ctx: click.Context,
+    format: str,
+    paths: tuple[str, ...],
+    watch: bool,
+    interval: float,
+    as_json: bool,
+) -> None:
+    """Import agent transcripts (files or directories); re-running adds only what is new.
+
+    Without PATH, claude-code reads ~/.claude/projects and codex ~/.codex/sessions (and
+    archived_sessions). Each transcript becomes the thread FORMAT:<session id>. With --watch
+    the import repeats every --interval seconds until Ctrl-C (with --json: one JSON document
+    per line per sync). Exit code 1 when a file failed (the others are still imported).
+
+    Example: recallbox import claude-code ~/.claude/projects/-home-me-app --json
+    """
+    import time
+
+    if format == "openai" and not paths:
+        raise click.UsageError("OpenAI-format chats have no default location; name the files")
+    named = list(paths) or None
+    first = True
+    with open_box(ctx) as box:
+        while True:
+            report = _run_import(box, format, named, bar=not as_json)
+            quiet = not first and all(f.status == "unchanged" for f in report.files)
+            if as_json and watch:
+                click.echo(json.dumps(_jsonable(_import_json(report)), ensure_ascii=False))
+            elif as_json:
+                emit_json(_import_json(report))
+            elif not quiet:  # --watch prints only the syncs that changed something
+                click.echo(render_import(report, verbose=not watch))
+            if not watch:
+                break
+            first = False
+            time.sleep(interval)
+    if report.errors:
+        ctx.exit(1)
+
+
+def embedder_option(default: str | None) -> Callable[[F], F]:
+    """The shared ``--embedder`` option (env ``RECALLBOX_EMBEDDER``)."""
+    return click.option(
+        "--embedder",
+        envvar="RECALLBOX_EMBEDDER",
+        default=default,
+        show_default=True,
+        help="Embedding model: minilm, multilingual or hash (env RECALLBOX_EMBEDDER).",
+    )
+
+
+def render_hits(hits: list[Any]) -> str:
+    """Text rendering of ranked hits: a header line per hit, then its text indented."""
+    if not hits:
+        return "no hits"
+    lines: list[str] = []
+    for rank, hit in enumerate(hits, start=1):
+        legs = []
+        if hit.keyword is not None:
+            legs.append(f"k={hit.keyword:.3f}")
+        if hit.vector is not None:
+            legs.append(f"v={hit.vector:.3f}")
+        lines.append(
+            f"{rank}. {hit.score:.3f} {hit.id} [{hit.channel}] {hit.role or ''} ({' '.join(legs)})"
+        )
+        lines.extend("    " + line for line in hit.text.splitlines() or [""])
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.argument("query")
+@click.option(
+    "--domain",
+    default="sessions",
+    show_default=True,
+    help="memory, knowledge, sessions, transcripts or code (sessions and transcripts in "
+    "this version).",
+)
+@click.option("--channel", default=None, help="Only this thread.")
+@click.option("--limit", type=int, default=10, show_default=True, help="At most this many hits.")
+@click.option("--no-embed", is_flag=True, help="Keyword ranking only (no embedder call).")
+@embedder_option(None)
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    domain: str,
+    channel: str | None,
+    limit: int,
+    no_embed: bool,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
+    """Ranked hits for QUERY (hybrid BM25 + vectors when an embedder is given).
+
+    Example: recallbox search "deploy billing" --channel ops --limit 5 --json
+    """
+    with open_box(ctx, embedder) as box:
+        hits = box.search(
+            query, domain=domain, channel=channel, limit=limit, allow_embed=not no_embed
+        )
+    if as_json:
+        emit_json(hits)
+    else:
+        click.echo(render_hits(hits))
+
+
+@cli.command()
+@click.option("--all", "embed_all", is_flag=True, help="Embed every message without a vector.")
+@click.option("--lazy", is_flag=True, help="Embed only messages recall drilled into.")
+@click.option("--rebuild", is_flag=True, help="Drop vectors of any other model, then embed.")
+@click.option("--batch-size", type=int, default=None, help="Messages per embedder call.")
+@embedder_option("minilm")
+@json_option
+@click.pass_context
+def embed(
+    ctx: click.Context,
+    embed_all: bool,
+    lazy: bool,
+    rebuild: bool,
+    batch_size: int | None,
+    embedder: str,
+    as_json: bool,
+) -> None:
+    """Write message vectors (nothing is embedded at write time); resumable, Ctrl-C safe.
+
+    Example: recallbox embed --all --embedder minilm
+    """
+    if embed_all == lazy and not rebuild:
+        raise click.UsageError("choose one of --all, --lazy (or --rebuild)")
+    from rich.progress import Progress
+
+    with open_box(ctx, embedder) as box:
+        with Progress(transient=True, disable=as_json) as bar:
+            task = bar.add_task("embedding", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            count = box.embed_all(
+                rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress
+            )
+        model = box.embedder.model_id if box.embedder is not None else None
+    if as_json:
+        emit_json({"embedded": count, "model_id": model, "lazy": lazy, "rebuild": rebuild})
+    else:
+        click.echo(f"embedded {count} message(s) with {model}")
+
+
+@cli.command()
+@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", type=int, default=8765, show_default=True, help="HTTP port.")
+@click.option(
+    "--allow-remote", is_flag=True, help="Allow a non-loopback --host (exposes your history)."
+)
+@click.pass_context
+def mcp(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool) -> None:
+    """Run the MCP server (stdio by default; --http for streamable HTTP on 127.0.0.1).
+
+    Example: claude mcp add recallbox -- recallbox --db ~/agent.db mcp
+    """
+    if http and host not in LOOPBACK_HOSTS and not allow_remote:
+        raise click.UsageError(f"--host {host} is not a loopback address; add --allow-remote")
+    from recallbox.config import load_settings
+    from recallbox.mcp_server import serve
+
+    serve(load_settings(ctx.obj.get("db")), http=http, host=host, port=port)
+
+
+@cli.group()
+def hook() -> None:
+    """Helpers that agent hooks call (they never block the agent: errors go to stderr, exit 0).
+
+    Example: recallbox hook claude-code < hook-payload.json
+    """
+
+
+@hook.command("claude-code")
+@click.pass_context
+def hook_claude_code(ctx: click.Context) -> None:
+    """Handle one Claude Code hook event (its JSON payload on stdin).
+
+    PreCompact/SessionEnd import the transcript; SessionStart after a compaction also prints the
+    thread's channel, the closed generation's resource directory and how to search it.
+
+    Example: recallbox hook claude-code   (registered as a hook command in ~/.claude/settings.json)
+    """
+    from recallbox import RecallError
+    from recallbox import open as open_recallbox
+    from recallbox.config import load_settings
+    from recallbox.hooks import handle_claude_code_hook
+
+    try:
+        payload = json.loads(sys.stdin.read() or "{}")
+        if not isinstance(payload, dict):
+            raise ValueError("the hook payload is not a JSON object")
+        with open_recallbox(load_settings(ctx.obj.get("db")).db) as box:
+            text = handle_claude_code_hook(box, payload)
+    except (ValueError, OSError, RecallError) as exc:
+        click.echo(f"recallbox hook: {exc}", err=True)
+        return
+    if text:
+        click.echo(text)
 
 
 def main() -> None:

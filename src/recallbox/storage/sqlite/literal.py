@@ -40,6 +40,7 @@ import apsw
 from recallbox.storage.base import CandidateStream, SearchableMessage
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.fts import quote_phrase
+from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
 from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
 TRIGRAM_CHARS = 3
@@ -53,7 +54,7 @@ GLOB_SPECIALS = frozenset("*?[")
 # The exclusions of DESIGN §3.2; ``:kind`` is bound to SEARCHABLE_KIND.
 SEARCHABLE_WHERE = (
     "m.kind = :kind AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL "
-    "AND t.quarantined = 0"
+    f"AND {THREAD_ALLOWED_SQL}"
 )
 SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
 SEARCH_FROM = (
@@ -176,7 +177,7 @@ def sorted_sql(ids: set[int], channel: str | None, limit: int) -> tuple[str, dic
         "kind": SEARCHABLE_KIND,
         "limit": limit,
     }
-    where = "m.kind = :kind AND t.quarantined = 0"
+    where = f"m.kind = :kind AND {THREAD_ALLOWED_SQL}"
     if channel is not None:
         params["channel"] = channel
         where += " AND t.channel = :channel"
@@ -191,11 +192,11 @@ def sorted_sql(ids: set[int], channel: str | None, limit: int) -> tuple[str, dic
 
 
 def _generations_in_order(pool: ConnectionPool, channel: str | None) -> list[int]:
-    """Generation ids of the non-quarantined threads in scope, in search order."""
+    """Generation ids of the threads in scope the privacy gate allows, in search order."""
     params: dict[str, Any] = {}
     sql = (
         "SELECT g.id FROM generations g JOIN threads t ON t.id = g.thread_id "
-        "WHERE t.quarantined = 0"
+        f"WHERE {THREAD_ALLOWED_SQL}"
     )
     if channel is not None:
         params["channel"] = channel

@@ -75,6 +75,16 @@ FTS_INDEXES: dict[str, FtsIndex] = {
     MESSAGES_TRGM.name: MESSAGES_TRGM,
 }
 
+# The privacy gate as one SQL condition on a thread aliased ``t`` (DESIGN §5): the thread is not
+# quarantined and its source (normalised name or file identity) is not excluded. Every read
+# path of every domain adds it to its WHERE clause.
+THREAD_ALLOWED_SQL = (
+    "(t.quarantined = 0 AND (t.source IS NULL OR ("
+    "t.source NOT IN (SELECT name FROM excluded_sources) AND (t.source_identity IS NULL OR "
+    "t.source_identity NOT IN (SELECT identity FROM excluded_sources "
+    "WHERE identity IS NOT NULL)))))"
+)
+
 MIGRATION_TABLE_SQL = (
     "CREATE TABLE IF NOT EXISTS schema_migrations ("
     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -88,7 +98,9 @@ _M001_CORE = [
         quarantined INTEGER NOT NULL DEFAULT 0,
         created_at TEXT NOT NULL,
         last_activity TEXT NOT NULL,
-        next_seq INTEGER NOT NULL DEFAULT 1
+        next_seq INTEGER NOT NULL DEFAULT 1,
+        source TEXT,
+        source_identity TEXT
     )""",
     """CREATE TABLE generations (
         id INTEGER PRIMARY KEY,
@@ -124,7 +136,7 @@ _M001_CORE = [
     )""",
     "CREATE INDEX messages_by_generation ON messages (generation_id, seq)",
     "CREATE INDEX messages_by_tool_call ON messages (tool_call_id) WHERE tool_call_id IS NOT NULL",
-    "CREATE TABLE excluded_sources (name TEXT PRIMARY KEY, added_at TEXT NOT NULL)",
+    "CREATE TABLE excluded_sources (name TEXT PRIMARY KEY, identity TEXT, added_at TEXT NOT NULL)",
     MESSAGES_FTS.create_sql(),
     *MESSAGES_FTS.trigger_sql(),
     MESSAGES_TRGM.create_sql(),
@@ -137,3 +149,130 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
+
+# Migration 2 (retrieval core, DESIGN §4.2, §5): the registry of embedding spaces (one per
+# owner, model id and dimension; the sqlite-vec ``vec0`` table of a space is created when its
+# first vector is written, since it needs the extension and the dimension), the bookkeeping of
+# which row has a vector of which content, and the append-only hit-log.
+_M002_RETRIEVAL = [
+    """CREATE TABLE embedding_spaces (
+        id INTEGER PRIMARY KEY,
+        owner TEXT NOT NULL,
+        model_id TEXT NOT NULL,
+        dim INTEGER NOT NULL CHECK (dim > 0),
+        created_at TEXT NOT NULL,
+        UNIQUE (owner, model_id, dim)
+    )""",
+    """CREATE TABLE embeddings (
+        space_id INTEGER NOT NULL REFERENCES embedding_spaces(id),
+        target_rowid INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        embedded_at TEXT NOT NULL,
+        PRIMARY KEY (space_id, target_rowid)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE hit_log (
+        id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        query TEXT,
+        domain TEXT NOT NULL,
+        layer TEXT,
+        target_id TEXT NOT NULL,
+        drilled INTEGER NOT NULL DEFAULT 0
+    )""",
+    "CREATE INDEX hit_log_drills ON hit_log (target_id) WHERE drilled = 1",
+]
+
+MIGRATIONS.append((2, "embedding spaces, embeddings bookkeeping, hit-log", _M002_RETRIEVAL))
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+# Migration 3 (transcript import, DESIGN §4.5): the sync ledger of imported files. ``import_files``
+# holds one row per transcript file: its stat, the hash of the consumed prefix (and of the last
+# bytes before the cursor, the cheap check of an unchanged file), the byte/line cursor and the
+# reader state to resume from. ``import_records`` maps each record key of a file (a Claude Code
+# uuid or API message id, else the hash of the source line) to the message it became, with the
+# sync that last saw it (a rewritten file's vanished records are the ones not seen). Claude Code
+# branch structure (``parentUuid``) lives in ``import_nodes`` so a sync never loads a whole file.
+_M003_IMPORTS = [
+    """CREATE TABLE import_files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        format TEXT NOT NULL,
+        identity TEXT,
+        size INTEGER NOT NULL DEFAULT 0,
+        mtime_ns INTEGER NOT NULL DEFAULT 0,
+        prefix_hash TEXT NOT NULL DEFAULT '',
+        tail_hash TEXT NOT NULL DEFAULT '',
+        cursor_bytes INTEGER NOT NULL DEFAULT 0,
+        cursor_line INTEGER NOT NULL DEFAULT 0,
+        sync_count INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL DEFAULT '{}',
+        synced_at TEXT
+    )""",
+    """CREATE TABLE import_records (
+        file_id INTEGER NOT NULL REFERENCES import_files(id),
+        record_key TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        message_uid TEXT NOT NULL,
+        node TEXT,
+        content_hash TEXT NOT NULL,
+        sync_id INTEGER NOT NULL,
+        PRIMARY KEY (file_id, record_key)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX import_files_by_identity ON import_files (identity)",
+    "CREATE INDEX import_records_by_node ON import_records (file_id, node) WHERE node IS NOT NULL",
+    "CREATE INDEX import_records_by_message ON import_records (message_uid)",
+    """CREATE TABLE import_nodes (
+        file_id INTEGER NOT NULL REFERENCES import_files(id),
+        uuid TEXT NOT NULL,
+        parent TEXT,
+        root TEXT NOT NULL,
+        side INTEGER NOT NULL,
+        conversational INTEGER NOT NULL,
+        line INTEGER NOT NULL,
+        superseded INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (file_id, uuid)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX import_nodes_children ON import_nodes (file_id, side, parent)",
+    "CREATE INDEX import_nodes_leaf ON import_nodes (file_id, side, root, conversational, line)",
+]
+
+# The transcripts domain (DESIGN §4.5): imported threads as chunks of consecutive turns, keyed
+# by (thread, first seq, part), with their own ranked FTS5 index (external content, old-value
+# triggers, checked by ``doctor``). Row ids are never reused (AUTOINCREMENT), so the vector of a
+# replaced chunk can never be taken for its successor's. ``message_offsets`` holds where each
+# message starts in the chunk text.
+TRANSCRIPT_CHUNKS_FTS = FtsIndex(
+    name="transcript_chunks_fts",
+    content_table="transcript_chunks",
+    columns=("content_seg",),
+    options="tokenize='porter unicode61 remove_diacritics 2'",
+    probe="token",
+)
+FTS_INDEXES[TRANSCRIPT_CHUNKS_FTS.name] = TRANSCRIPT_CHUNKS_FTS
+
+_M003_IMPORTS += [
+    """CREATE TABLE transcript_chunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        thread_id INTEGER NOT NULL REFERENCES threads(id),
+        generation_id INTEGER NOT NULL REFERENCES generations(id),
+        first_seq INTEGER NOT NULL,
+        part INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL,
+        message_ids TEXT NOT NULL,
+        message_offsets TEXT NOT NULL,
+        source TEXT,
+        line_start INTEGER,
+        line_end INTEGER,
+        content TEXT NOT NULL,
+        content_seg TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        UNIQUE (thread_id, first_seq, part)
+    )""",
+    TRANSCRIPT_CHUNKS_FTS.create_sql(),
+    *TRANSCRIPT_CHUNKS_FTS.trigger_sql(),
+]
+
+MIGRATIONS.append(
+    (3, "transcript import ledger (files, records, branch nodes) and chunks", _M003_IMPORTS)
+)
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -21,7 +21,16 @@ from recallbox.storage.base import (
 )
 from recallbox.storage.sqlite import fts, literal
 from recallbox.storage.sqlite.connection import ConnectionPool
-from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
+from recallbox.storage.sqlite.imports import ImportLedgerMixin
+from recallbox.storage.sqlite.retrieval import RetrievalMixin
+from recallbox.storage.sqlite.schema import (
+    LATEST_VERSION,
+    MIGRATION_TABLE_SQL,
+    MIGRATIONS,
+    THREAD_ALLOWED_SQL,
+)
+from recallbox.storage.sqlite.sessions import SessionWindowMixin
+from recallbox.storage.sqlite.transcripts import TranscriptSearchMixin
 from recallbox.text.cjk import segment
 from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
 
@@ -73,6 +82,19 @@ def content_hash(content: str, args_text: str) -> str:
     return digest.hexdigest()
 
 
+def text_columns(row: NewMessage) -> tuple[object, ...]:
+    """The stored values of ``content, content_seg, args_text, raw_content, tool_calls,
+    tool_calls_raw`` for ``row``, in that order."""
+    return (
+        row.content,
+        segment(row.content),
+        row.args_text,
+        row.raw_content.encode("utf-8", "surrogatepass") if row.raw_content is not None else None,
+        dump_json(row.tool_calls) if row.tool_calls is not None else None,
+        row.tool_calls_raw,
+    )
+
+
 def row_to_message(row: Sequence[Any]) -> Message:
     """Build a :class:`Message` from a ``SELECT {MESSAGE_COLUMNS}`` row."""
     raw = row[16]
@@ -96,7 +118,7 @@ def row_to_message(row: Sequence[Any]) -> Message:
     )
 
 
-class SQLiteStore:
+class SQLiteStore(RetrievalMixin, ImportLedgerMixin, SessionWindowMixin, TranscriptSearchMixin):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
     capabilities: frozenset[str] = frozenset({"fts5", "trigram", "bigram_cjk"})
@@ -289,14 +311,7 @@ class SQLiteStore:
                         seq,
                         row.role,
                         row.kind,
-                        row.content,
-                        segment(row.content),
-                        row.args_text,
-                        row.raw_content.encode("utf-8", "surrogatepass")
-                        if row.raw_content is not None
-                        else None,
-                        dump_json(row.tool_calls) if row.tool_calls is not None else None,
-                        row.tool_calls_raw,
+                        *text_columns(row),
                         row.tool_call_id,
                         int(row.model_visible),
                         int(row.pending),
@@ -363,13 +378,29 @@ class SQLiteStore:
         return self._update_message(message_id, "superseded_by", by)
 
     # -- privacy policy --------------------------------------------------------------------
-    def set_source_excluded(self, name: str, excluded: bool) -> None:
+    def set_thread_source(self, channel: str, source: str | None, identity: str | None) -> None:
+        with self.pool.transaction() as conn:
+            self._ensure_thread_id(conn, channel, None)
+            conn.execute(
+                "UPDATE threads SET source = ?, source_identity = ? WHERE channel = ?",
+                (source, identity, channel),
+            )
+
+    def thread_allowed(self, channel: str) -> bool:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT 1 FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}", (channel,)
+            ).fetchone()
+        return row is not None
+
+    def set_source_excluded(self, name: str, excluded: bool, identity: str | None = None) -> None:
         with self.pool.transaction() as conn:
             if excluded:
                 conn.execute(
-                    "INSERT INTO excluded_sources (name, added_at) VALUES (?, ?) "
-                    "ON CONFLICT (name) DO NOTHING",
-                    (name, format_time(datetime.now(UTC))),
+                    "INSERT INTO excluded_sources (name, identity, added_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (name) DO UPDATE SET identity = "
+                    "coalesce(excluded.identity, excluded_sources.identity)",
+                    (name, identity, format_time(datetime.now(UTC))),
                 )
             else:
                 conn.execute("DELETE FROM excluded_sources WHERE name = ?", (name,))
@@ -427,7 +458,7 @@ class SQLiteStore:
         with self.pool.reading() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS}, m.tool_calls_raw FROM {MESSAGE_FROM} "
-                "WHERE m.uid = ? AND t.quarantined = 0",
+                f"WHERE m.uid = ? AND {THREAD_ALLOWED_SQL}",
                 (message_id,),
             ).fetchone()
         if row is None:

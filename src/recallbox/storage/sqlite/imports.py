@@ -1,0 +1,488 @@
+"""The transcript import ledger on SQLite (migration 3): files, record keys, branch forests.
+
+Mixed into :class:`~recallbox.storage.sqlite.store.SQLiteStore`; every method runs on the
+calling thread's connection and joins the caller's ``store.transaction()``.
+
+Branch resolution happens in SQL so a sync never loads a whole forest into memory: the live
+line of a tree is the chain of parents from its last conversational node (by line); walking the
+tree from its root, a node on the line is live, a conversational node off the line is
+superseded, and a non-conversational node inherits its parent's status (a note hanging off an
+abandoned branch is abandoned, one hanging off the live line is live).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from recallbox.storage.base import (
+    ChunkSource,
+    ImportFile,
+    ImportNode,
+    ImportRecord,
+    NewMessage,
+    TranscriptChunk,
+)
+from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK
+from recallbox.text.cjk import segment
+
+_FILE_COLUMNS = (
+    "id, path, format, identity, size, mtime_ns, prefix_hash, tail_hash, cursor_bytes, cursor_line, "
+    "sync_count, state"
+)
+_RECORD_COLUMNS = "record_key, channel, message_uid, content_hash, sync_id, node"
+_NODE_COLUMNS = "uuid, parent, root, side, conversational, line, superseded"
+
+# (file, side, root) -> the (uuid, status) of every node of the tree whose status changed.
+_RESOLVE_SQL = """
+WITH RECURSIVE
+leaf(uuid) AS (
+    SELECT uuid FROM import_nodes
+    WHERE file_id = :file AND side = :side AND root = :root AND conversational = 1
+    ORDER BY line DESC LIMIT 1
+),
+line(uuid) AS MATERIALIZED (
+    SELECT uuid FROM leaf
+    UNION
+    SELECT (SELECT n.parent FROM import_nodes n
+            WHERE n.file_id = :file AND n.uuid = line.uuid AND n.side = :side)
+    FROM line WHERE line.uuid IS NOT NULL
+),
+walk(uuid, sup) AS (
+    SELECT n.uuid, CASE WHEN n.uuid IN (SELECT uuid FROM line) THEN 0
+                        WHEN n.conversational THEN 1 ELSE 0 END
+    FROM import_nodes n WHERE n.file_id = :file AND n.uuid = :root
+    UNION
+    SELECT c.uuid, CASE WHEN c.uuid IN (SELECT uuid FROM line) THEN 0
+                        WHEN c.conversational THEN 1 ELSE w.sup END
+    FROM walk w CROSS JOIN import_nodes c INDEXED BY import_nodes_children
+      ON c.file_id = :file AND c.side = :side AND c.parent = w.uuid
+    WHERE c.root = :root AND c.uuid != :root
+)
+SELECT w.uuid, max(w.sup) FROM walk w JOIN import_nodes n ON n.file_id = :file AND n.uuid = w.uuid
+GROUP BY w.uuid HAVING :full OR max(w.sup) != max(n.superseded)
+"""
+
+
+#: What the transcripts domain chunks: the §4.5 search exclusions, as SQL over ``messages m``.
+CHUNKABLE = (
+    "m.kind = 'message' AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL"
+)
+_CHUNK_COLUMNS = (
+    "c.id, c.content_hash, c.first_seq, c.part, c.last_seq, g.number, c.message_ids, c.source, "
+    "c.line_start, c.line_end, c.content, c.message_offsets"
+)
+
+
+def _chunk_hash(chunk: TranscriptChunk) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(chunk.text.encode("utf-8", "surrogatepass"))
+    digest.update(json.dumps([chunk.message_ids, chunk.source, chunk.line_start,
+                              chunk.line_end, chunk.last_seq]).encode("utf-8"))  # fmt: skip
+    return digest.hexdigest()
+
+
+def _int(value: Any) -> int:
+    return int(value)
+
+
+def _delete_chunk(conn: Any, rowid: int) -> None:
+    """Remove a chunk and the bookkeeping of its vectors (a stale ``vec0`` row is harmless: it
+    is never fresh, and chunk row ids are never reused)."""
+    conn.execute(
+        "DELETE FROM embeddings WHERE target_rowid = ? AND space_id IN "
+        "(SELECT id FROM embedding_spaces WHERE owner = ?)",
+        (rowid, OWNER_TRANSCRIPT_CHUNK),
+    )
+    conn.execute("DELETE FROM transcript_chunks WHERE id = ?", (rowid,))
+
+
+def _opt_int(value: Any) -> int | None:
+    return int(value) if value is not None else None
+
+
+def _stored_chunk(r: Sequence[Any]) -> TranscriptChunk:
+    return TranscriptChunk(
+        first_seq=int(r[2]),
+        part=int(r[3]),
+        last_seq=int(r[4]),
+        generation=int(r[5]),
+        message_ids=tuple(json.loads(r[6])),
+        source=str(r[7]) if r[7] is not None else None,
+        line_start=_opt_int(r[8]),
+        line_end=_opt_int(r[9]),
+        text=str(r[10]),
+        message_offsets=tuple(json.loads(r[11])),
+    )
+
+
+def _file(row: Sequence[Any]) -> ImportFile:
+    return ImportFile(
+        id=int(row[0]),
+        path=row[1],
+        format=row[2],
+        identity=row[3],
+        size=int(row[4]),
+        mtime_ns=int(row[5]),
+        prefix_hash=row[6],
+        tail_hash=row[7],
+        cursor_bytes=int(row[8]),
+        cursor_line=int(row[9]),
+        sync_count=int(row[10]),
+        state=json.loads(row[11]),
+    )
+
+
+def _node(row: Sequence[Any]) -> ImportNode:
+    return ImportNode(
+        uuid=row[0],
+        parent=row[1],
+        root=row[2],
+        side=bool(row[3]),
+        conversational=bool(row[4]),
+        line=int(row[5]),
+        superseded=bool(row[6]),
+    )
+
+
+def _record(row: Sequence[Any]) -> ImportRecord:
+    return ImportRecord(
+        key=row[0],
+        channel=row[1],
+        message_id=row[2],
+        content_hash=row[3],
+        sync_id=int(row[4]),
+        node=row[5],
+    )
+
+
+class ImportLedgerMixin:
+    """:class:`~recallbox.storage.base.ImportLedger` for :class:`SQLiteStore`."""
+
+    pool: ConnectionPool
+
+    # -- files -------------------------------------------------------------------------------
+    def import_file(self, path: str) -> ImportFile | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_FILE_COLUMNS} FROM import_files WHERE path = ?", (path,)
+            ).fetchone()
+        return _file(row) if row else None
+
+    def import_files_with_identity(self, identity: str) -> list[ImportFile]:
+        with self.pool.reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_FILE_COLUMNS} FROM import_files WHERE identity = ? ORDER BY id",
+                (identity,),
+            ).fetchall()
+        return [_file(row) for row in rows]
+
+    def save_import_file(self, file: ImportFile) -> ImportFile:
+        values = {
+            "path": file.path,
+            "format": file.format,
+            "identity": file.identity,
+            "size": file.size,
+            "mtime_ns": file.mtime_ns,
+            "prefix_hash": file.prefix_hash,
+            "tail_hash": file.tail_hash,
+            "cursor_bytes": file.cursor_bytes,
+            "cursor_line": file.cursor_line,
+            "sync_count": file.sync_count,
+            "state": json.dumps(file.state, ensure_ascii=True),
+        }
+        names = list(values)
+        with self.pool.transaction() as conn:
+            if file.id:
+                assignments = ", ".join(f"{name} = :{name}" for name in names)
+                conn.execute(
+                    f"UPDATE import_files SET {assignments}, synced_at = datetime('now') "
+                    "WHERE id = :id",
+                    {**values, "id": file.id},
+                )
+                return file
+            row = conn.execute(
+                f"INSERT INTO import_files ({', '.join(names)}, synced_at) "
+                f"VALUES ({', '.join(':' + n for n in names)}, datetime('now')) RETURNING id",
+                values,
+            ).fetchone()
+        assert row is not None
+        return replace(file, id=int(row[0]))
+
+    # -- records -----------------------------------------------------------------------------
+    def import_record(self, file_id: int, key: str) -> ImportRecord | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM import_records WHERE file_id = ? AND record_key = ?",
+                (file_id, key),
+            ).fetchone()
+        return _record(row) if row else None
+
+    def put_import_records(self, file_id: int, records: Sequence[ImportRecord]) -> None:
+        with self.pool.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO import_records (file_id, record_key, channel, message_uid, node, "
+                "content_hash, sync_id) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (file_id, record_key) DO UPDATE SET channel = excluded.channel, "
+                "message_uid = excluded.message_uid, node = excluded.node, "
+                "content_hash = excluded.content_hash, sync_id = excluded.sync_id",
+                [
+                    (file_id, r.key, r.channel, r.message_id, r.node, r.content_hash, r.sync_id)
+                    for r in records
+                ],
+            )
+
+    def vanished_import_records(self, file_id: int, sync_id: int) -> Iterator[ImportRecord]:
+        with self.pool.reading() as conn:
+            cursor = conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM import_records WHERE file_id = ? AND sync_id < ?",
+                (file_id, sync_id),
+            )
+            for row in cursor:
+                yield _record(row)
+
+    # -- branch forest -----------------------------------------------------------------------
+    def import_node(self, file_id: int, uuid: str) -> ImportNode | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM import_nodes WHERE file_id = ? AND uuid = ?",
+                (file_id, uuid),
+            ).fetchone()
+        return _node(row) if row else None
+
+    def add_import_nodes(self, file_id: int, nodes: Sequence[ImportNode]) -> None:
+        with self.pool.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO import_nodes (file_id, uuid, parent, root, side, conversational, "
+                "line, superseded) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (file_id, uuid) DO NOTHING",
+                [
+                    (
+                        file_id,
+                        n.uuid,
+                        n.parent,
+                        n.root,
+                        int(n.side),
+                        int(n.conversational),
+                        n.line,
+                        int(n.superseded),
+                    )
+                    for n in nodes
+                ],
+            )
+
+    def last_conversational_node(self, file_id: int, root: str, side: bool) -> str | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                "SELECT uuid FROM import_nodes WHERE file_id = ? AND side = ? AND root = ? "
+                "AND conversational = 1 ORDER BY line DESC LIMIT 1",
+                (file_id, int(side), root),
+            ).fetchone()
+        return str(row[0]) if row else None
+
+    def reset_import_nodes(self, file_id: int) -> int:
+        with self.pool.transaction() as conn:
+            rows = conn.execute(
+                "DELETE FROM import_nodes WHERE file_id = ? RETURNING 1", (file_id,)
+            ).fetchall()
+        return len(rows)
+
+    def resolve_branches(
+        self, file_id: int, root: str, side: bool, *, full: bool = False
+    ) -> list[tuple[str, bool]]:
+        changes: list[tuple[str, bool]] = []
+        params = {"file": file_id, "side": int(side), "root": root, "full": int(full)}
+        with self.pool.transaction() as conn:
+            flipped = conn.execute(_RESOLVE_SQL, params).fetchall()
+            for uuid, sup in flipped:
+                conn.execute(
+                    "UPDATE import_nodes SET superseded = ? WHERE file_id = ? AND uuid = ?",
+                    (sup, file_id, uuid),
+                )
+                rows = conn.execute(
+                    "SELECT r.message_uid, m.superseded_by IS NOT NULL FROM import_records r "
+                    "JOIN messages m ON m.uid = r.message_uid WHERE r.file_id = ? AND r.node = ?",
+                    (file_id, uuid),
+                ).fetchall()
+                changes.extend((str(uid), bool(sup)) for uid, current in rows if current != sup)
+        return changes
+
+    # -- messages ----------------------------------------------------------------------------
+    def next_live_message(self, message_id: str) -> str:
+        live = "m2.superseded_by IS NULL AND m2.pending = 0 AND m2.uid != m1.uid"
+        with self.pool.reading() as conn:
+            for order in (
+                "m2.seq > m1.seq ORDER BY m2.seq",
+                "m2.seq < m1.seq ORDER BY m2.seq DESC",
+            ):
+                row = conn.execute(
+                    "SELECT m2.uid FROM messages m1 JOIN messages m2 ON m2.thread_id = m1.thread_id "
+                    f"WHERE m1.uid = ? AND {live} AND {order} LIMIT 1",
+                    (message_id,),
+                ).fetchone()
+                if row is not None:
+                    return str(row[0])
+        return message_id
+
+    def extend_message(self, message_id: str, row: NewMessage) -> None:
+        from recallbox.storage.sqlite.store import content_hash, dump_json, text_columns
+
+        with self.pool.transaction() as conn:
+            conn.execute(
+                "UPDATE messages SET content = ?, content_seg = ?, args_text = ?, raw_content = ?, "
+                "tool_calls = ?, tool_calls_raw = ?, metadata = ?, content_hash = ? WHERE uid = ?",
+                (
+                    *text_columns(row),
+                    dump_json(row.metadata),
+                    content_hash(row.content, row.args_text),
+                    message_id,
+                ),
+            )
+
+    # -- transcript chunks -------------------------------------------------------------------
+    def chunk_restart_seq(self, channel: str, seq: int) -> int:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                "SELECT max(c.first_seq) FROM transcript_chunks c JOIN threads t "
+                "ON t.id = c.thread_id WHERE t.channel = ? AND c.first_seq <= ?",
+                (channel, seq),
+            ).fetchone()
+        return int(row[0]) if row and row[0] is not None else seq
+
+    def iter_chunk_sources(self, channel: str, from_seq: int) -> Iterator[ChunkSource]:
+        with self.pool.reading() as conn:
+            cursor = conn.execute(
+                "SELECT m.uid, m.seq, g.number, m.role, m.content, m.tool_calls, "
+                "json_extract(m.metadata, '$.source_file'), "
+                "json_extract(m.metadata, '$.line_start'), json_extract(m.metadata, '$.line_end') "
+                "FROM messages m JOIN threads t ON t.id = m.thread_id "
+                "JOIN generations g ON g.id = m.generation_id "
+                f"WHERE t.channel = ? AND m.seq >= ? AND {CHUNKABLE} ORDER BY m.seq",
+                (channel, from_seq),
+            )
+            for row in cursor:
+                yield ChunkSource(
+                    id=row[0],
+                    seq=int(row[1]),
+                    generation=int(row[2]),
+                    role=row[3],
+                    content=row[4],
+                    tool_calls=json.loads(row[5]) if row[5] is not None else None,
+                    source=row[6] if isinstance(row[6], str) else None,
+                    line_start=row[7] if isinstance(row[7], int) else None,
+                    line_end=row[8] if isinstance(row[8], int) else None,
+                )
+
+    def replace_transcript_chunks(
+        self, channel: str, from_seq: int, chunks: Iterable[TranscriptChunk]
+    ) -> int:
+        written = 0
+        with self.pool.transaction() as conn:
+            found = conn.execute("SELECT id FROM threads WHERE channel = ?", (channel,)).fetchone()
+            if found is None:
+                return 0
+            thread_id = int(found[0])
+            existing = {
+                (int(r[0]), int(r[1])): (int(r[2]), str(r[3]))
+                for r in conn.execute(
+                    "SELECT first_seq, part, id, content_hash FROM transcript_chunks "
+                    "WHERE thread_id = ? AND first_seq >= ?",
+                    (thread_id, from_seq),
+                )
+            }
+            for chunk in chunks:
+                key = (chunk.first_seq, chunk.part)
+                digest = _chunk_hash(chunk)
+                old = existing.pop(key, None)
+                if old is not None and old[1] == digest:
+                    continue
+                if old is not None:
+                    _delete_chunk(conn, old[0])
+                conn.execute(
+                    "INSERT INTO transcript_chunks (thread_id, generation_id, first_seq, part, "
+                    "last_seq, message_ids, message_offsets, source, line_start, line_end, "
+                    "content, content_seg, content_hash) VALUES (?, (SELECT generation_id "
+                    "FROM messages WHERE thread_id = ? AND seq = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?)",
+                    (
+                        thread_id,
+                        thread_id,
+                        chunk.first_seq,
+                        chunk.first_seq,
+                        chunk.part,
+                        chunk.last_seq,
+                        json.dumps(list(chunk.message_ids)),
+                        json.dumps(list(chunk.message_offsets)),
+                        chunk.source,
+                        chunk.line_start,
+                        chunk.line_end,
+                        chunk.text,
+                        segment(chunk.text),
+                        digest,
+                    ),
+                )
+                written += 1
+            for rowid, _ in existing.values():
+                _delete_chunk(conn, rowid)
+        return written
+
+    def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:
+        from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
+
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM transcript_chunks c "
+                "JOIN threads t ON t.id = c.thread_id "
+                "JOIN generations g ON g.id = c.generation_id "
+                f"WHERE t.channel = ? AND c.first_seq = ? AND c.part = ? AND {THREAD_ALLOWED_SQL}",
+                (channel, first_seq, part),
+            ).fetchone()
+        return _stored_chunk(row) if row else None
+
+    def has_transcript_chunks(self, channel: str) -> bool:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM transcript_chunks c JOIN threads t ON t.id = c.thread_id "
+                "WHERE t.channel = ? LIMIT 1",
+                (channel,),
+            ).fetchone()
+        return row is not None
+
+    def transcript_chunks(self, channel: str) -> list[tuple[int, str, TranscriptChunk]]:
+        with self.pool.reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM transcript_chunks c "
+                "JOIN threads t ON t.id = c.thread_id "
+                "JOIN generations g ON g.id = c.generation_id "
+                "WHERE t.channel = ? ORDER BY c.first_seq, c.part",
+                (channel,),
+            ).fetchall()
+        return [(_int(r[0]), str(r[1]), _stored_chunk(r)) for r in rows]
+
+    def set_thread_times(
+        self, channel: str, first: datetime, last: datetime, *, replace_last: bool
+    ) -> None:
+        from recallbox.storage.sqlite.store import format_time
+
+        with self.pool.transaction() as conn:
+            conn.execute(
+                "UPDATE threads SET created_at = min(created_at, :first), last_activity = "
+                "CASE WHEN :replace THEN :last ELSE max(last_activity, :last) END "
+                "WHERE channel = :channel",
+                {
+                    "first": format_time(first),
+                    "last": format_time(last),
+                    "replace": int(replace_last),
+                    "channel": channel,
+                },
+            )
+            conn.execute(
+                "UPDATE generations SET opened_at = min(opened_at, ?) WHERE number = 1 AND "
+                "thread_id = (SELECT id FROM threads WHERE channel = ?)",
+                (format_time(first), channel),
+            )

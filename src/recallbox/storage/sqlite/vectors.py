@@ -1,0 +1,262 @@
+"""sqlite-vec vector tables: one ``vec0`` table per embedding space (DESIGN §4.2).
+
+* The extension is loaded lazily, per connection, through apsw
+  (``enable_load_extension`` + ``load_extension(sqlite_vec.loadable_path())``); a missing
+  package raises :class:`~recallbox.errors.DependencyMissing` naming the install command.
+  Connections that never touch vectors never load it.
+* A space's table is ``vec0(thread_id integer partition key, embedding float[dim]
+  distance_metric=cosine)`` keyed by the message's rowid. The partition key is how a
+  channel-restricted search stays **inside the index**: sqlite-vec scans only that thread's
+  vectors.
+* Distances are cosine distances ``d = 1 − cos``; the ranking turns them into ``max(0, 1 − d)``.
+* :func:`put_embeddings` writes the vectors of messages or transcript chunks together with
+  their ``embeddings`` rows (the content hash each vector describes).
+* :func:`nearest_visible` is the nearest-neighbour search of both the messages and the
+  transcript chunks: a channel restricts the scan inside the index (the partition key), the
+  caller's other exclusions filter the KNN result, with ``k`` grown until ``limit`` visible rows
+  are found or the index is exhausted, and an exact filtered scan past :data:`VEC_MAX_K`.
+
+Quantisation (int8 / bit with a float re-rank) is not used: see the README's benchmark section
+for why (at the sizes measured, the float scan inside one channel costs well under a
+millisecond).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import struct
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import apsw
+
+from recallbox.errors import DependencyMissing
+from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
+
+if TYPE_CHECKING:
+    from recallbox.storage.retrieval import EmbeddingSpace, EmbedTarget
+
+#: The largest ``k`` sqlite-vec 0.1 accepts in a KNN query.
+VEC_MAX_K = 4096
+#: Prefix of the ``vec0`` table of an embedding space (``vec_space_<id>``).
+VEC_TABLE_PREFIX = "vec_space_"
+SQLITE_VEC_HINT = "pip install sqlite-vec"
+#: First KNN over-fetch: ``k = limit · factor`` before growing.
+KNN_OVERFETCH_FACTOR = 2
+#: How much ``k`` grows each time the visible rows do not fill ``limit``.
+KNN_GROWTH = 4
+
+#: ``visible(conn, space, rowids)``: rowid → public id of the rows among ``rowids`` a caller may
+#: see (with a fresh vector).
+Visible = Callable[[apsw.Connection, "EmbeddingSpace", Sequence[int]], dict[int, str]]
+#: ``exact_scan(conn, space, vector, thread_id, limit)``: the ``limit`` nearest visible rows by
+#: an exact filtered scan, as ``(public id, distance)``, nearest first.
+ExactScan = Callable[
+    [apsw.Connection, "EmbeddingSpace", Sequence[float], "int | None", int],
+    list[tuple[str, float]],
+]
+
+
+def load_sqlite_vec(conn: apsw.Connection) -> None:
+    """Make the sqlite-vec functions and ``vec0`` available on ``conn`` (idempotent).
+
+    Raises:
+        DependencyMissing: the sqlite-vec package is missing or cannot be loaded.
+    """
+    try:
+        conn.execute("SELECT vec_version()").fetchall()
+        return
+    except apsw.SQLError:
+        pass
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        raise DependencyMissing(
+            f"vector search needs the sqlite-vec package; install it with: {SQLITE_VEC_HINT}"
+        ) from exc
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+    except (apsw.Error, AttributeError, OSError) as exc:
+        raise DependencyMissing(
+            f"cannot load the sqlite-vec extension ({exc}); reinstall it with: {SQLITE_VEC_HINT}"
+        ) from exc
+    finally:
+        with contextlib.suppress(apsw.Error):
+            conn.enable_load_extension(False)
+
+
+def table_name(space_id: int) -> str:
+    """The ``vec0`` table of space ``space_id`` (an integer, so the name is always safe)."""
+    return f"{VEC_TABLE_PREFIX}{int(space_id)}"
+
+
+def to_blob(vector: Sequence[float]) -> bytes:
+    """float32 little-endian bytes, the format ``vec0`` stores."""
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def create_table(conn: apsw.Connection, space_id: int, dim: int) -> None:
+    """Create the ``vec0`` table of a space (idempotent)."""
+    load_sqlite_vec(conn)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table_name(space_id)} USING vec0("
+        f"thread_id integer partition key, embedding float[{int(dim)}] distance_metric=cosine)"
+    )
+
+
+def drop_table(conn: apsw.Connection, space_id: int) -> None:
+    """Drop the ``vec0`` table of a space (idempotent)."""
+    load_sqlite_vec(conn)
+    conn.execute(f"DROP TABLE IF EXISTS {table_name(space_id)}")
+
+
+def upsert(
+    conn: apsw.Connection, space_id: int, rows: Iterable[tuple[int, int, Sequence[float]]]
+) -> None:
+    """Write ``(rowid, thread_id, vector)`` rows, replacing an existing vector of the rowid."""
+    load_sqlite_vec(conn)
+    table = table_name(space_id)
+    for rowid, thread_id, vector in rows:
+        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        conn.execute(
+            f"INSERT INTO {table} (rowid, thread_id, embedding) VALUES (?, ?, ?)",
+            (rowid, thread_id, to_blob(vector)),
+        )
+
+
+def put_embeddings(
+    conn: apsw.Connection,
+    space: EmbeddingSpace,
+    items: Sequence[tuple[EmbedTarget, Sequence[float]]],
+    *,
+    owner_table: str,
+    now: str,
+) -> int:
+    """Write the vectors of ``items`` (rows of ``owner_table``, which has a ``thread_id``) to
+    ``space`` with their ``embeddings`` rows (content hash, ``now``); a target whose row is gone
+    is skipped. Returns how many were written.
+
+    Raises:
+        ValueError: a vector's length is not the space's dimension.
+    """
+    rows: list[tuple[int, int, Sequence[float]]] = []
+    for target, vector in items:
+        if len(vector) != space.dim:
+            raise ValueError(f"vector of {len(vector)} floats for a {space.dim}-d space")
+        found = conn.execute(
+            f"SELECT thread_id FROM {owner_table} WHERE id = ?", (target.key,)
+        ).fetchone()
+        if found is None:
+            continue
+        rows.append((target.key, int(found[0]), vector))
+        conn.execute(
+            "INSERT INTO embeddings (space_id, target_rowid, content_hash, embedded_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (space_id, target_rowid) DO UPDATE SET "
+            "content_hash = excluded.content_hash, embedded_at = excluded.embedded_at",
+            (space.id, target.key, target.content_hash, now),
+        )
+    upsert(conn, space.id, rows)
+    return len(rows)
+
+
+def knn(
+    conn: apsw.Connection,
+    space_id: int,
+    vector: Sequence[float],
+    *,
+    k: int,
+    thread_id: int | None,
+) -> list[tuple[int, float]]:
+    """``(rowid, distance)`` of the ``k`` nearest vectors, nearest first (one thread's only
+    when ``thread_id`` is given: the partition key restricts the scan)."""
+    load_sqlite_vec(conn)
+    table = table_name(space_id)
+    k = max(1, min(int(k), VEC_MAX_K))
+    if thread_id is None:
+        sql = f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ?"
+        params: tuple[object, ...] = (to_blob(vector), k)
+    else:
+        sql = (
+            f"SELECT rowid, distance FROM {table} "
+            "WHERE embedding MATCH ? AND k = ? AND thread_id = ?"
+        )
+        params = (to_blob(vector), k, thread_id)
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+
+
+@dataclass(frozen=True, slots=True)
+class ExactScanSql:
+    """An :data:`ExactScan` over a space's ``vec0`` table (aliased ``v``): ``id_sql`` is the
+    public id of a row, ``join_sql`` joins the rows to ``v``, and ``where_sql`` lets through the
+    visible rows with a fresh vector, binding one parameter: the space id."""
+
+    id_sql: str
+    join_sql: str
+    where_sql: str
+
+    def __call__(
+        self,
+        conn: apsw.Connection,
+        space: EmbeddingSpace,
+        vector: Sequence[float],
+        thread_id: int | None,
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        sql = (
+            f"SELECT {self.id_sql} AS rid, vec_distance_cosine(v.embedding, ?) AS d "
+            f"FROM {table_name(space.id)} v {self.join_sql} WHERE {self.where_sql}"
+        )
+        params: list[object] = [to_blob(vector), space.id]
+        if thread_id is not None:
+            sql += " AND v.thread_id = ?"
+            params.append(thread_id)
+        sql += " ORDER BY d, rid LIMIT ?"
+        params.append(limit)
+        return [(str(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+
+
+def allowed_thread_id(conn: apsw.Connection, channel: str) -> int | None:
+    """The row id of thread ``channel`` when it may be searched, else ``None``."""
+    row = conn.execute(
+        f"SELECT t.id FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}", (channel,)
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def nearest_visible(
+    conn: apsw.Connection,
+    space: EmbeddingSpace,
+    vector: Sequence[float],
+    *,
+    channel: str | None,
+    limit: int,
+    visible: Visible,
+    exact_scan: ExactScan,
+) -> list[tuple[str, float]]:
+    """``(public id, distance)`` of the ``limit`` nearest rows ``visible`` lets through,
+    nearest first (in thread ``channel`` only, when given; none in a thread that may not be
+    searched).
+
+    Over-fetches ``k = limit ·`` :data:`KNN_OVERFETCH_FACTOR`, filters the KNN result through
+    ``visible`` and grows ``k`` by :data:`KNN_GROWTH` until ``limit`` rows are visible or the
+    index has no more; past :data:`VEC_MAX_K` it falls back to ``exact_scan``. So an excluded
+    row never takes a visible row's place.
+    """
+    load_sqlite_vec(conn)
+    thread_id = None
+    if channel is not None:
+        thread_id = allowed_thread_id(conn, channel)
+        if thread_id is None:
+            return []
+    k = min(VEC_MAX_K, limit * KNN_OVERFETCH_FACTOR)
+    while True:
+        found = knn(conn, space.id, vector, k=k, thread_id=thread_id)
+        shown = visible(conn, space, [rowid for rowid, _ in found])
+        hits = [(shown[rowid], d) for rowid, d in found if rowid in shown]
+        if len(hits) >= limit or len(found) < k:
+            return hits[:limit]
+        if k >= VEC_MAX_K:
+            return exact_scan(conn, space, vector, thread_id, limit)
+        k = min(VEC_MAX_K, k * KNN_GROWTH)

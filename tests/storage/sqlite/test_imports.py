@@ -1,0 +1,46 @@
+"""The import ledger on SQLite: branch resolution in SQL, with a plan that stays linear."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import recallbox
+from recallbox.storage.base import ImportFile, ImportNode
+from recallbox.storage.sqlite.imports import _RESOLVE_SQL
+
+
+def chain(store: Any, file_id: int, length: int) -> None:
+    nodes = [
+        ImportNode(uuid=f"n{i}", parent=f"n{i - 1}" if i else None, root="n0", side=False,
+                   conversational=True, line=i + 1)
+        for i in range(length)
+    ]  # fmt: skip
+    store.add_import_nodes(file_id, nodes)
+
+
+def test_a_branch_supersedes_the_old_line_and_notes_hanging_off_it(box: recallbox.Box):
+    store: Any = box.store
+    file = store.save_import_file(ImportFile(path="/x.jsonl", format="claude-code"))
+    chain(store, file.id, 5)  # n0 .. n4
+    store.add_import_nodes(
+        file.id,
+        [
+            ImportNode("note", "n4", "n0", False, False, 6),  # a note on the old branch
+            ImportNode("b3", "n2", "n0", False, True, 7),  # the new branch forks at n2
+        ],
+    )
+    assert store.resolve_branches(file.id, "n0", False) == []  # no messages mapped yet
+    states = {n: store.import_node(file.id, n).superseded for n in ("n2", "n3", "n4", "note", "b3")}
+    assert states == {"n2": False, "n3": True, "n4": True, "note": True, "b3": False}
+
+
+def test_the_resolve_query_walks_children_by_index(box: recallbox.Box):
+    conn = box.store.pool.connection()
+    plan = " | ".join(
+        str(row[3])
+        for row in conn.execute(
+            "EXPLAIN QUERY PLAN " + _RESOLVE_SQL, {"file": 1, "side": 0, "root": "r", "full": 0}
+        )
+    )
+    assert "SEARCH c USING INDEX import_nodes_children (file_id=? AND side=? AND parent=?)" in plan
+    assert "MATERIALIZE line" in plan

@@ -1,0 +1,198 @@
+"""sqlite-vec vectors and the retrieval side of the SQLite store."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import apsw
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import recallbox
+from recallbox.ranking.bm25 import scope_scores
+from recallbox.storage.retrieval import OWNER_MESSAGE, EmbeddingSpace
+from recallbox.storage.sqlite import retrieval, vectors
+from recallbox.storage.sqlite.store import SQLiteStore
+from recallbox.text.cjk import segment
+from recallbox.text.fts_query import build_fts_query
+
+
+class AxisEmbedder:
+    """Texts starting with ``x`` point along x, the others along y."""
+
+    model_id = "axis-2"
+    dim = 2
+
+    def embed(self, texts: Sequence[str]) -> list[list[float] | None]:
+        return [[1.0, 0.0] if t.startswith("x") else [0.0, 1.0] for t in texts]
+
+
+def space_of(store: SQLiteStore) -> EmbeddingSpace:
+    return store.embedding_spaces(OWNER_MESSAGE)[0]
+
+
+def test_channel_restriction_happens_inside_the_index(db_path: Path) -> None:
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        box.append_many("a", [{"role": "user", "content": f"x a{i}"} for i in range(30)])
+        (b,) = box.append_many("b", [{"role": "user", "content": "y far away"}])
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = space_of(store)
+        got = store.nearest_messages([1.0, 0.0], space=space, channel="b", limit=5)
+        assert [(i, round(d, 6)) for i, d in got] == [(b.id, 1.0)]
+        assert len(store.nearest_messages([1.0, 0.0], space=space, channel="a", limit=50)) == 30
+        assert store.nearest_messages([1.0, 0.0], space=space, channel="zzz", limit=5) == []
+
+
+@pytest.mark.parametrize("max_k", [vectors.VEC_MAX_K, 4])
+def test_excluded_rows_never_take_a_visible_rows_place(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, max_k: int
+) -> None:
+    monkeypatch.setattr(vectors, "VEC_MAX_K", max_k)
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        box.append_many(
+            "a", [{"role": "user", "content": f"x{i}", "pending": True} for i in range(40)]
+        )
+        far = box.append("a", "user", "y visible")
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        for channel in (None, "a"):
+            got = store.nearest_messages(
+                [1.0, 0.0], space=space_of(store), channel=channel, limit=1
+            )
+            assert [i for i, _ in got] == [far.id]
+
+
+def test_a_quarantined_thread_has_no_neighbours(db_path: Path) -> None:
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        box.append("secret", "user", "x secret")
+        visible = box.append("ops", "user", "y visible")
+        box.embed_all()
+        box.quarantine("secret")
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        got = store.nearest_messages([1.0, 0.0], space=space_of(store), channel=None, limit=5)
+        assert [i for i, _ in got] == [visible.id]
+        assert store.message_distances([1.0, 0.0], [visible.id], space=space_of(store))
+
+
+def test_dropping_a_space_removes_its_vectors(db_path: Path) -> None:
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        box.append("a", "user", "x one")
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = space_of(store)
+        assert store.drop_embedding_space(space) == 1
+        assert store.embedding_spaces(OWNER_MESSAGE) == []
+        conn = store.pool.connection()
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert not any(n.startswith(vectors.VEC_TABLE_PREFIX) for n in names)
+
+
+def test_a_missing_sqlite_vec_raises_dependency_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sqlite_vec", None)
+    conn = apsw.Connection(":memory:")
+    with pytest.raises(recallbox.DependencyMissing, match="pip install sqlite-vec"):
+        vectors.load_sqlite_vec(conn)
+    conn.close()
+
+
+def test_decode_varint() -> None:
+    assert retrieval.decode_varint(b"\x05") == (5, 1)
+    assert retrieval.decode_varint(b"\x81\x00") == (128, 2)
+    assert retrieval.decode_varint(b"\xff" * 8 + b"\x01") == ((2**56 - 1) << 8 | 1, 9)
+
+
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "running", "runs", "召回", "x", "Caroline:"])
+
+
+@given(
+    thread=st.lists(st.lists(WORDS, max_size=10).map(" ".join), min_size=1, max_size=10),
+    other=st.lists(st.lists(WORDS, max_size=10).map(" ".join), max_size=10),
+    query=st.lists(WORDS, min_size=1, max_size=4).map(" ".join),
+)
+def test_thread_scoped_bm25_equals_fts5_on_that_thread_alone(
+    tmp_path: Path, thread: list[str], other: list[str], query: str
+) -> None:
+    """A channel search ranks by BM25 over the thread: FTS5's bm25() on those rows alone."""
+    with recallbox.open(":memory:") as box:
+        messages = box.append_many("t", [{"role": "user", "content": c} for c in thread])
+        if other:
+            box.append_many("o", [{"role": "user", "content": c} for c in other])
+        fts = build_fts_query(query)
+        scope = box.store.keyword_scope(fts.phrases, channel="t")  # type: ignore[attr-defined]
+        assert scope is not None
+        scores = scope_scores(
+            scope.rows, scope.tokens, scope.df, [(m.length, m.freqs) for m in scope.matches]
+        )
+        got = {m.id: s for m, s in zip(scope.matches, scores, strict=True)}
+    conn = apsw.Connection(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.executemany(
+        "INSERT INTO f (rowid, x) VALUES (?, ?)",
+        [(i, segment(m.content)) for i, m in enumerate(messages)],
+    )
+    expected = {
+        messages[int(r)].id: -float(s)
+        for r, s in conn.execute("SELECT rowid, bm25(f) FROM f WHERE f MATCH ?", (fts.expression,))
+    }
+    conn.close()
+    assert got.keys() == expected.keys()
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, rel=1e-9, abs=0.0)
+
+
+@pytest.mark.parametrize("max_k", [vectors.VEC_MAX_K, 2])
+def test_nearest_visible_filters_grows_and_falls_back(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, max_k: int
+) -> None:
+    monkeypatch.setattr(vectors, "VEC_MAX_K", max_k)
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        box.append_many("a", [{"role": "user", "content": f"x{i}"} for i in range(10)])
+        box.append("secret", "user", "x secret")
+        box.embed_all()
+        box.quarantine("secret")
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = space_of(store)
+        scans: list[tuple[int | None, int]] = []
+
+        def visible(
+            conn: apsw.Connection, space: EmbeddingSpace, rowids: Sequence[int]
+        ) -> dict[int, str]:
+            return {r: f"r{r}" for r in rowids if r == 7}
+
+        def exact_scan(
+            conn: apsw.Connection,
+            space: EmbeddingSpace,
+            vector: Sequence[float],
+            thread_id: int | None,
+            limit: int,
+        ) -> list[tuple[str, float]]:
+            scans.append((thread_id, limit))
+            return [("exact", 0.0)]
+
+        with store.pool.reading() as conn:
+
+            def near(channel: str | None) -> list[tuple[str, float]]:
+                return vectors.nearest_visible(
+                    conn,
+                    space,
+                    [1.0, 0.0],
+                    channel=channel,
+                    limit=1,
+                    visible=visible,
+                    exact_scan=exact_scan,
+                )
+
+            assert vectors.allowed_thread_id(conn, "secret") is None
+            assert vectors.allowed_thread_id(conn, "zzz") is None
+            thread_id = vectors.allowed_thread_id(conn, "a")
+            assert thread_id is not None
+            for channel in (None, "a"):
+                assert near(channel) == ([("exact", 0.0)] if max_k == 2 else [("r7", 0.0)])
+            assert scans == ([(None, 1), (thread_id, 1)] if max_k == 2 else [])
+            assert near("secret") == []

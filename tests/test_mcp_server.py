@@ -1,0 +1,317 @@
+"""The MCP server through the real SDK client: in-process, stdio subprocess, streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters
+
+import recallbox
+from recallbox import THREAD_SEARCH_MAX_CHARS
+from recallbox.config import Settings
+from recallbox.mcp_server import build_server
+
+EXPECTED_TOOLS = {"search_memory", "read_message"}
+FILLER = "heartbeat ok; all systems nominal\n"
+
+
+def seed(db: Path) -> dict[str, str]:
+    with recallbox.open(db) as box:
+        call = box.append(
+            "agent:1",
+            "assistant",
+            "logging in",
+            tool_calls=[
+                {
+                    "id": "c1",
+                    "name": "bash",
+                    "arguments": {"command": "ssh -i ~/.ssh/prod_key ops@db-7"},
+                }
+            ],
+        )
+        out = box.append(
+            "agent:1",
+            "tool",
+            FILLER * 3000 + "connected to db-7.internal\n" + FILLER * 3000,
+            tool_call_id="c1",
+        )
+        box.compact("agent:1", "Logged in to the database host.")
+        secret = box.append("private:1", "user", "the vault password is hunter2-unique")
+        box.quarantine("private:1")
+    return {"call": call.id, "output": out.id, "secret": secret.id}
+
+
+def payload_chars(result: Any) -> int:
+    total = sum(len(getattr(block, "text", "") or "") for block in result.content)
+    if result.structured_content is not None:
+        total += len(json.dumps(result.structured_content, ensure_ascii=False))
+    return total
+
+
+def server_for(db: Path) -> Any:
+    return build_server(Settings(home=db.parent, db=str(db)))
+
+
+def run(coro_fn: Any) -> Any:
+    return anyio.run(coro_fn)
+
+
+def test_lists_exactly_the_tools_with_schemas_and_annotations(db_path: Path) -> None:
+    seed(db_path)
+
+    async def go() -> Any:
+        async with Client(server_for(db_path)) as client:
+            return await client.list_tools()
+
+    tools = {t.name: t for t in run(go).tools}
+    assert set(tools) == EXPECTED_TOOLS
+    for tool in tools.values():
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+        assert tool.annotations.destructive_hint is False
+        assert tool.output_schema is None  # text only: the cap covers the whole result
+        assert "read_message" in (tool.description or "") or tool.name == "read_message"
+    search = tools["search_memory"].input_schema
+    assert search["required"] == ["query"]
+    assert search["properties"]["channel"]["default"] is None
+    read = tools["read_message"].input_schema
+    assert read["required"] == ["message_id"]
+    assert read["properties"]["view"]["default"] == "audit"
+    assert read["properties"]["view"]["enum"] == ["audit", "model"]
+    assert read["properties"]["offset"]["default"] == 0
+
+
+def test_search_and_read_through_the_client(db_path: Path) -> None:
+    ids = seed(db_path)
+
+    async def go() -> tuple[Any, Any, Any]:
+        async with Client(server_for(db_path)) as client:
+            found = await client.call_tool("search_memory", {"query": "connected to db-7"})
+            page = await client.call_tool("read_message", {"message_id": ids["output"]})
+            nxt = await client.call_tool(
+                "read_message", {"message_id": ids["output"], "offset": 12_000}
+            )
+            return found, page, nxt
+
+    found, page, nxt = run(go)
+    text = found.content[0].text
+    assert not found.is_error and found.structured_content is None
+    assert "connected to db-7.internal" in text and ids["output"] in text
+    assert len(text) <= THREAD_SEARCH_MAX_CHARS
+    assert not page.is_error and len(page.content[0].text) <= THREAD_SEARCH_MAX_CHARS
+    assert f"read_message({ids['output']}, offset=" in page.content[0].text
+    assert nxt.content[0].text != page.content[0].text
+
+
+def test_errors_say_how_to_fix_and_hide_quarantined_ids(db_path: Path) -> None:
+    ids = seed(db_path)
+
+    async def go() -> tuple[Any, Any, Any, Any]:
+        async with Client(server_for(db_path)) as client:
+            unknown = await client.call_tool("read_message", {"message_id": "m_doesnotexist00"})
+            hidden = await client.call_tool("read_message", {"message_id": ids["secret"]})
+            bad_view = await client.call_tool(
+                "read_message", {"message_id": ids["call"], "view": "raw"}
+            )
+            leak = await client.call_tool("search_memory", {"query": "hunter2-unique"})
+            nothing = await client.call_tool("search_memory", {"query": "zzqq-nowhere"})
+            return unknown, hidden, bad_view, leak, nothing
+
+    unknown, hidden, bad_view, leak, nothing = run(go)
+    assert unknown.is_error and hidden.is_error and bad_view.is_error
+    unknown_text = unknown.content[0].text
+    assert "unknown message id" in unknown_text
+    assert "ids come from search_memory results" in unknown_text
+    assert hidden.content[0].text == unknown_text.replace("m_doesnotexist00", ids["secret"])
+    # A query matching only a quarantined thread reads exactly like one matching nothing.
+    leak_text = leak.content[0].text.replace("hunter2-unique", "Q")
+    assert leak_text == nothing.content[0].text.replace("zzqq-nowhere", "Q")
+    assert ids["secret"] not in leak.content[0].text
+
+
+QUERIES = st.one_of(
+    st.text(max_size=200),
+    st.sampled_from(
+        ['"', "\\", "%", "_", "*", "OR", "NEAR(", "\x00", "\ud800", "召回", "🙂", "ssh"]
+    ),
+    st.text(alphabet='ab召 "%_\\', min_size=1, max_size=10_000),
+)
+
+
+@settings(max_examples=200)
+@given(query=QUERIES, with_channel=st.booleans())
+def test_every_result_is_capped(
+    tmp_path_factory: pytest.TempPathFactory, query: str, with_channel: bool
+) -> None:
+    db = shared_db(tmp_path_factory)
+    args: dict[str, Any] = {"query": query}
+    if with_channel:
+        args["channel"] = "agent:1"
+
+    async def go() -> Any:
+        async with Client(server_for(db)) as client:
+            return await client.call_tool("search_memory", args)
+
+    result = run(go)
+    assert payload_chars(result) <= THREAD_SEARCH_MAX_CHARS
+
+
+_SHARED: dict[str, Path] = {}
+
+
+def shared_db(factory: pytest.TempPathFactory) -> Path:
+    if "db" not in _SHARED:
+        db = factory.mktemp("mcp-shared") / "shared.db"
+        seed(db)
+        with recallbox.open(db) as box:
+            box.append_many(
+                "agent:1",
+                [
+                    {"role": "tool", "content": ("ab召 %_\\ " * 4000)[: 30_000 + i]}
+                    for i in range(20)
+                ],
+            )
+        _SHARED["db"] = db
+    return _SHARED["db"]
+
+
+def _env() -> dict[str, str]:
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+
+
+CLAUDE_FIXTURES = Path(__file__).parent / "importers" / "fixtures" / "claude-code" / "projects"
+CLAUDE_SESSION = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
+
+
+def test_stdio_subprocess_finds_pre_compaction_output_of_an_imported_session(
+    db_path: Path,
+) -> None:
+    channel = f"claude-code:{CLAUDE_SESSION}"
+    with recallbox.open(db_path) as box:
+        box.import_transcripts(
+            "claude-code", [CLAUDE_FIXTURES / "-home-dev-app" / f"{CLAUDE_SESSION}.jsonl"]
+        )
+        assert box.thread(channel).generation_count == 2
+        [tool] = [m for m in box.messages(channel, generation=1) if m.role == "tool"][:1]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "recallbox", "--db", str(db_path), "mcp"],
+        env=_env(),
+    )
+
+    async def go() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool(
+                "search_memory", {"query": tool.content[:40], "channel": channel}
+            )
+
+    result = run(go)
+    assert not result.is_error
+    text = result.content[0].text
+    assert f"[message_id={tool.id} generation=1 role=tool field=content]" in text
+    assert len(text) <= THREAD_SEARCH_MAX_CHARS
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_streamable_http_on_loopback(db_path: Path) -> None:
+    ids = seed(db_path)
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "recallbox",
+            "--db",
+            str(db_path),
+            "mcp",
+            "--http",
+            "--port",
+            str(port),
+        ],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+
+        async def go() -> Any:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                return await client.call_tool(
+                    "read_message", {"message_id": ids["call"], "view": "model"}
+                )
+
+        result = run(go)
+        assert not result.is_error and "ssh -i ~/.ssh/prod_key ops@db-7" in result.content[0].text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def test_non_loopback_bind_needs_a_flag(db_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from recallbox.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["--db", str(db_path), "mcp", "--http", "--host", "0.0.0.0"], obj={}
+    )
+    assert result.exit_code == 2 and "--allow-remote" in result.output
+
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+
+
+@pytest.mark.slow
+def test_mcp_inspector_cli_lists_the_tools(db_path: Path) -> None:
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("node/npx is not installed: the MCP Inspector check needs it")
+    seed(db_path)
+    out = subprocess.run(
+        [
+            npx,
+            "-y",
+            INSPECTOR,
+            "--cli",
+            sys.executable,
+            "-m",
+            "recallbox",
+            "--db",
+            str(db_path),
+            "mcp",
+            "--method",
+            "tools/list",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    listed = json.loads(out.stdout)
+    assert {t["name"] for t in listed["tools"]} == EXPECTED_TOOLS

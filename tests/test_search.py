@@ -1,0 +1,259 @@
+"""box.search (DESIGN §4.2, §4.5, §9): golden probes, exclusions, limits, domains, any query."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import recallbox
+from recallbox.search import AVAILABLE_DOMAINS, DOMAINS
+from recallbox.text.excerpt import HIT_TEXT_MAX_CHARS
+
+
+class TableEmbedder:
+    """A fake embedder: vectors from a fixed table, None for other texts; records its calls."""
+
+    def __init__(
+        self, table: dict[str, list[float]], *, model_id: str = "table-3", fail: bool = False
+    ) -> None:
+        self.table = table
+        self.model_id = model_id
+        self.dim = 3
+        self.fail = fail
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float] | None]:
+        self.calls.append(list(texts))
+        if self.fail:
+            raise RuntimeError("the model exploded")
+        return [self.table.get(text) for text in texts]
+
+
+EXACT = "deploy the billing service to staging"
+PARAPHRASE = "kangaroos graze in the paddock at dawn"
+WEAK = "the billing team had lunch and talked about football and the weather for a long time"
+QUERY = "deploy billing service staging"
+
+
+def open_box(path: Path, embedder: object) -> recallbox.Box:
+    return recallbox.open(path, embedder=embedder)
+
+
+@pytest.mark.parametrize("channel", [None, "ops"])
+def test_missing_vector_probe(db_path: Path, channel: str | None) -> None:
+    embedder = TableEmbedder({PARAPHRASE: [1, 0, 0], WEAK: [0, 1, 0], QUERY: [1, 0, 0]})
+    with open_box(db_path, embedder) as box:
+        exact, paraphrase, weak = box.append_many(
+            "ops", [{"role": "user", "content": t} for t in (EXACT, PARAPHRASE, WEAK)]
+        )
+        assert box.embed_all() == 2  # the exact match gets no vector
+        hits = box.search(QUERY, channel=channel)
+    assert [h.id for h in hits] == [exact.id, paraphrase.id, weak.id]
+    assert hits[0].score == 1.0 and hits[0].keyword == 1.0 and hits[0].vector is None
+    assert hits[1].score == pytest.approx(0.6, abs=1e-6)
+    assert (hits[1].keyword, hits[1].vector) == (0.0, pytest.approx(1.0, abs=1e-6))
+    assert 0.0 < hits[2].score < 0.4 and hits[2].vector == pytest.approx(0.0, abs=1e-6)
+
+
+def test_vector_carries_probe(db_path: Path) -> None:
+    query = "marsupial hopping"
+    embedder = TableEmbedder({PARAPHRASE: [0.8, 0.6, 0], EXACT: [0, 0, 1], query: [1, 0, 0]})
+    with open_box(db_path, embedder) as box:
+        target, _ = box.append_many(
+            "ops", [{"role": "user", "content": t} for t in (PARAPHRASE, EXACT)]
+        )
+        box.embed_all()
+        hits = box.search(query)
+        assert [h.id for h in hits] == [target.id]
+        assert hits[0].score == pytest.approx(0.48, abs=1e-6)
+        assert hits[0].keyword == 0.0 and hits[0].text == PARAPHRASE
+        del embedder.table[query]  # the embedder now answers None for the query
+        assert box.search(query) == []
+
+
+def test_a_raising_embedder_still_yields_the_keyword_results(db_path: Path) -> None:
+    with open_box(db_path, TableEmbedder({EXACT: [1, 0, 0]})) as box:
+        box.append_many("ops", [{"role": "user", "content": t} for t in (EXACT, WEAK, PARAPHRASE)])
+        box.embed_all()
+        keyword_only = box.search(QUERY, allow_embed=False)
+    with open_box(db_path, TableEmbedder({}, fail=True)) as box:
+        assert box.search(QUERY) == keyword_only
+        assert len(box.embedder.calls) == 1  # type: ignore[union-attr]
+    assert [h.text for h in keyword_only] == [EXACT, WEAK]
+
+
+def _fingerprint(path: Path) -> list[str]:
+    return [
+        hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else "-"
+        for p in (path, path.with_name(path.name + "-wal"))
+    ]
+
+
+def test_allow_embed_calls_the_embedder_once_per_search_and_writes_nothing(
+    db_path: Path,
+) -> None:
+    embedder = TableEmbedder({EXACT: [1, 0, 0], QUERY: [1, 0, 0]})
+    with open_box(db_path, embedder) as box:
+        box.append_many("ops", [{"role": "user", "content": t} for t in (EXACT, WEAK)])
+        box.embed_all()
+        embedder.calls.clear()
+        conn = box.store.pool.connection()  # type: ignore[attr-defined]
+        before, changes = _fingerprint(db_path), conn.total_changes()
+        for n, query in enumerate([QUERY, "billing", "nothing matches this", "召回"], start=1):
+            box.search(query)
+            assert len(embedder.calls) == n and embedder.calls[-1] == [query]
+        box.search(QUERY, allow_embed=False)
+        box.search(QUERY, channel="ops", limit=1)
+        assert len(embedder.calls) == 5
+        assert conn.total_changes() == changes
+        assert _fingerprint(db_path) == before
+
+
+def test_no_embedder_means_keyword_only(box: recallbox.Box) -> None:
+    box.append("ops", "user", EXACT)
+    (hit,) = box.search(QUERY)
+    assert hit.vector is None and hit.keyword == hit.score
+
+
+def test_chinese_two_character_word(box: recallbox.Box) -> None:
+    target = box.append("zh", "user", "我们的召回系统在上下文压缩之后仍然可以找到旧的消息")
+    box.append("zh", "user", "今天天气很好，我们去公园散步")
+    hits = box.search("召回")
+    assert [h.id for h in hits] == [target.id]
+    assert hits[0].text == target.content
+
+
+def test_identifier_ranks_above_its_spaced_words(box: recallbox.Box) -> None:
+    spaced = box.append("ops", "user", "search memory search memory: we search memory daily")
+    literal = box.append("ops", "assistant", "call search_memory with the query")
+    hits = box.search("search_memory")
+    assert [h.id for h in hits] == [literal.id, spaced.id]
+
+
+def test_excluded_messages_and_threads_are_never_returned(box: recallbox.Box) -> None:
+    text = "the zebra deployment notes"
+    visible = box.append("ops", "user", text + " (visible)")
+    box.append("ops", "user", text + " (pending)", pending=True)
+    box.append("ops", "user", text + " (hidden)", model_visible=False)
+    box.append("ops", "system", text + " (event)", kind="machine_event")
+    old = box.append("ops", "user", text + " (superseded)")
+    box.supersede(old.id, visible.id)
+    box.compact("ops", text + " (summary)")
+    box.append("secret", "user", text + " (quarantined)")
+    box.quarantine("secret")
+    assert [h.id for h in box.search("zebra deployment")] == [visible.id]
+    assert box.search("zebra", channel="secret") == []
+    assert box.search("zebra", channel="no such channel") == []
+
+
+def test_an_excluded_source_is_denied(box: recallbox.Box) -> None:
+    box.append("import:a", "user", "the zebra notes")
+    box.store.set_thread_source("import:a", "notes.md", None)
+    box.exclude_source("notes.md")
+    assert box.search("zebra") == []
+    assert box.search("zebra", channel="import:a") == []
+
+
+def test_channel_restricts_and_hits_carry_their_fields(box: recallbox.Box) -> None:
+    box.append("a", "user", "zebra in thread a")
+    b = box.append("b", "assistant", "zebra in thread b", created_at="2024-05-01T10:00:00Z")
+    (hit,) = box.search("zebra", channel="b")
+    assert (hit.id, hit.domain, hit.channel, hit.role, hit.text) == (
+        b.id,
+        "sessions",
+        "b",
+        "assistant",
+        "zebra in thread b",
+    )
+    assert hit.created_at == b.created_at and hit.source is None and hit.lines is None
+
+
+def test_long_texts_give_a_bounded_window(box: recallbox.Box) -> None:
+    message = box.append("ops", "tool", "x" * 5000 + " zebra " + "y" * 5000)
+    (hit,) = box.search("zebra")
+    assert len(hit.text) == HIT_TEXT_MAX_CHARS and "zebra" in hit.text
+    assert hit.text in message.content
+
+
+@pytest.mark.parametrize("channel", [None, "ops"])
+def test_results_are_stable_under_a_row_limit(box: recallbox.Box, channel: str | None) -> None:
+    words = ["alpha", "beta", "gamma", "delta"]
+    box.append_many(
+        "ops",
+        [
+            {"role": "user", "content": " ".join(words[: 1 + i % 4]) + f" note {i}"}
+            for i in range(40)
+        ],
+    )
+    full = box.search("alpha beta gamma delta", channel=channel, limit=30)
+    assert len(full) == 30
+    assert [h.score for h in full] == sorted((h.score for h in full), reverse=True)
+    for limit in (1, 3, 10):
+        assert box.search("alpha beta gamma delta", channel=channel, limit=limit) == full[:limit]
+
+
+def test_duplicates_collapse_to_one_hit(box: recallbox.Box) -> None:
+    box.append_many("ops", [{"role": "tool", "content": "zebra build passed"}] * 3)
+    assert len(box.search("zebra")) == 1
+
+
+def test_domains(box: recallbox.Box) -> None:
+    assert DOMAINS == ("memory", "knowledge", "sessions", "transcripts", "code")
+    assert AVAILABLE_DOMAINS == ("sessions", "transcripts")
+    with pytest.raises(recallbox.InvalidArgument, match="unknown domain"):
+        box.search("x", domain="everything")
+    for domain in ("memory", "knowledge", "code"):
+        with pytest.raises(recallbox.InvalidArgument, match="not available yet"):
+            box.search("x", domain=domain)
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1001, 2.5, True, "10"])
+def test_bad_limits(box: recallbox.Box, limit: object) -> None:
+    with pytest.raises(recallbox.InvalidArgument):
+        box.search("x", limit=limit)  # type: ignore[arg-type]
+
+
+def test_bad_query_and_channel_types(box: recallbox.Box) -> None:
+    with pytest.raises(recallbox.InvalidArgument):
+        box.search(None)  # type: ignore[arg-type]
+    with pytest.raises(recallbox.InvalidArgument):
+        box.search("x", channel=3)  # type: ignore[arg-type]
+
+
+SYNTAX = ['"', "'", "(", ")", "OR", "AND", "NOT", "NEAR", "NEAR(", "*", "-", "^", ":", "\\"]
+ODD = ["%", "_", "\x00", "\ud800", "\udfff", "召回", "压缩摘要", "search_memory", "a.b/c", "\n"]
+NASTY = st.sampled_from([*SYNTAX, *ODD])
+QUERIES = st.one_of(
+    st.text(),
+    st.lists(NASTY | st.text(max_size=4), max_size=30).map(" ".join),
+    st.lists(NASTY, max_size=30).map("".join),
+    st.integers(min_value=1, max_value=10_000).map(lambda n: ("召回 OR *" * n)[:10_000]),
+)
+
+
+@pytest.fixture
+def populated(db_path: Path) -> Iterator[recallbox.Box]:
+    with recallbox.open(db_path, embedder="hash") as box:
+        box.append_many(
+            "ops",
+            [
+                {"role": "user", "content": "deploy billing; search_memory(query) said OR NEAR"},
+                {"role": "assistant", "content": "召回系统 ok, 压缩摘要 done \\ % _ *"},
+                {"role": "tool", "content": '"quoted" (paren) a.b/c'},
+            ],
+        )
+        box.embed_all()
+        yield box
+
+
+@given(query=QUERIES, channel=st.sampled_from([None, "ops", "none"]))
+def test_any_query_string_never_raises(populated: recallbox.Box, query: str, channel: str) -> None:
+    for allow_embed in (True, False):
+        hits = populated.search(query, channel=channel, allow_embed=allow_embed)
+        assert len(hits) <= 10
+        assert all(len(h.text) <= HIT_TEXT_MAX_CHARS for h in hits)
