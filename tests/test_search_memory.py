@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 
 import recallbox
 from recallbox import THREAD_LITERAL_MAX_CHARS, THREAD_SEARCH_MAX_CHARS, bounded_thread_search
-from recallbox.domains.threads import HEADER, search_literal
+from recallbox.domains.threads import (
+    ANSWER_HEADER,
+    HEADER,
+    KEYWORD_ANSWER_MAX_CHARS,
+    search_literal,
+)
 from recallbox.text.windows import SEP
 
 FILLER = "filler\n"  # 7 characters: 10 000 on each side makes a ~140 000-character output
@@ -417,7 +422,7 @@ def test_other_memory_runs_concurrently_in_both_connection_modes(
             callers.add(threading.current_thread().name)
             from recallbox.domains.threads import keyword_answer
 
-            return keyword_answer(box.store, query, channel)
+            return keyword_answer(box.store, box._other_memory_hits, query, channel)
 
         box.answerer = answerer
         results: list[str] = []
@@ -480,3 +485,18 @@ def test_invalid_arguments(box: recallbox.Box) -> None:
         box.search_memory(None)  # type: ignore[arg-type]
     with pytest.raises(recallbox.InvalidArgument):
         box.search_memory("x", channel="")
+
+
+def test_default_answerer_ranks_through_the_retrieval_core(box: recallbox.Box) -> None:
+    best = box.append("a", "user", "walrus walrus walrus").id
+    good = box.append("b", "user", "a walrus and many other words in a longer message").id
+    hidden = box.append("c", "user", "walrus hidden", model_visible=False).id
+    secret = box.append("q", "user", "walrus quarantined").id
+    box.quarantine("q")
+    answer = box.answerer("walrus %%", "a")
+    assert answer.startswith(ANSWER_HEADER)
+    assert answer.index(best) < answer.index(good)
+    assert hidden not in answer and secret not in answer
+    assert len(answer) <= KEYWORD_ANSWER_MAX_CHARS
+    assert box.answerer("%% ", "a") == ""
+    assert box.answerer("   ", "a") == ""

@@ -78,7 +78,9 @@ class Box:
         self.location = location
         self.embedder = embedder
         # The other-memory part of search_memory: (query, channel) -> text. Swap it freely.
-        self.answerer: Answerer = answerer or partial(keyword_answer, store)
+        self.answerer: Answerer = answerer or partial(
+            keyword_answer, store, self._other_memory_hits
+        )
         self._answer_pool: ThreadPoolExecutor | None = None
         self._answer_lock = threading.Lock()
         self._answers_running: set[Future[str]] = set()
@@ -434,6 +436,10 @@ class Box:
                 f"({len(text)} characters); use an offset below {len(text)}"
             )
         return page(text, message_id, offset)
+
+    def _other_memory_hits(self, query: str, limit: int) -> list[Hit]:
+        """The default answerer's ranking: sessions, keyword leg only (DESIGN §3.2)."""
+        return self.search(query, domain="sessions", limit=limit, allow_embed=False)
 
     def _submit_answer(self, query: str, channel: str) -> Future[str] | None:
         with self._answer_lock:

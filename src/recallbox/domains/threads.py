@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from recallbox.domains.messages import argument_leaves
@@ -33,6 +33,7 @@ from recallbox.storage.base import CandidateStream, SearchableMessage, Store
 from recallbox.text.cjk import cjk_count
 from recallbox.text.normalize import normalize_text
 from recallbox.text.windows import Window, clip, cut_window
+from recallbox.types import Hit
 
 THREAD_LITERAL_MAX_CHARS = 8_000
 MIN_TERM_CHARS = 3
@@ -278,28 +279,34 @@ def search_literal(store: Store, query: str, channel: str | None) -> str:
     return collector.render(shown_query, scope_text(channel))
 
 
-def keyword_answer(store: Store, query: str, channel: str) -> str:
+RankedSearch = Callable[[str, int], Sequence[Hit]]
+"""``(query, limit) -> hits``: the ranked sessions search (keyword leg, no embedder call)."""
+
+
+def keyword_answer(store: Store, search: RankedSearch, query: str, channel: str) -> str:
     """The default other-memory answerer: ranked keyword hits over every thread's messages.
 
-    Words of the query become quoted phrases joined with OR (nothing is interpreted), ranked
-    by BM25 in the word index; excluded kinds and quarantined threads never appear. Each hit
-    is a block with its message id and a window of its content; the whole answer is at most
-    :data:`KEYWORD_ANSWER_MAX_CHARS`, and empty when nothing matches. ``channel`` is not a
-    filter: the literal part already covers that thread verbatim.
+    Ranking is the retrieval core's (``box.search(domain="sessions", allow_embed=False)``:
+    stop words, CJK phrases, identifier recheck; excluded kinds and denied threads never
+    appear). Each hit is a block with its message id and a window of its content around the
+    first query word; the whole answer is at most :data:`KEYWORD_ANSWER_MAX_CHARS`, and empty
+    when nothing matches. ``channel`` is not a filter: the literal part already covers that
+    thread verbatim.
     """
     del channel
     words = [w.strip(QUOTE_CHARS) for w in normalize_text(query).split()]
     phrases = list(dict.fromkeys(w for w in words if w))[:MAX_QUERY_TERMS]
     if not phrases:
         return ""
-    hits = store.keyword_messages(phrases, limit=KEYWORD_ANSWER_HITS)
     blocks: list[str] = []
-    for message, score in hits:
-        offset = _first_occurrence(message.content, phrases)
-        window = cut_window(message.content, offset)
+    for hit in search(query, KEYWORD_ANSWER_HITS):
+        message = store.get_message(hit.id)
+        if message is None:
+            continue
+        window = cut_window(message.content, _first_occurrence(message.content, phrases))
         blocks.append(
             f"[message_id={message.id} channel={quoted(message.channel)} "
-            f"generation={message.generation} role={message.role} score={score:.3f}]\n"
+            f"generation={message.generation} role={message.role} score={hit.score:.3f}]\n"
             f"{window.rendered}"
         )
     while blocks:

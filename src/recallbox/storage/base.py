@@ -175,13 +175,6 @@ class Store(Protocol):
         ``truncated`` says when the index held more).
         """
 
-    def keyword_messages(
-        self, phrases: Sequence[str], *, limit: int
-    ) -> list[tuple[SearchableMessage, float]]:
-        """Searchable messages of every non-quarantined thread matching any of ``phrases``
-        (plain text, quoted by the store) in the ranked word index, best first, with scores
-        (higher is better)."""
-
     def readable_message(self, message_id: str) -> ReadableMessage | None:
         """One message with its raw tool-call text, or ``None`` when unknown **or** quarantined."""
 

@@ -16,7 +16,6 @@ from recallbox.storage.sqlite.literal import (
     glob_pattern,
     has_non_ascii_case,
     index_source,
-    keyword_match,
     like_pattern,
     ordered_candidate_ids,
     recent_source,
@@ -42,7 +41,6 @@ def test_patterns() -> None:
         '"召"*',
         '"召"*',
     )
-    assert keyword_match(["ssh", "召回机制", "  ", 'a"b']) == '"ssh" OR "召回 回机 机制" OR "a""b"'
 
 
 def plan(box: recallbox.Box, query: tuple[str, dict[str, object]]) -> str:
@@ -146,18 +144,6 @@ def test_case_sensitive_pass_is_exact_and_other_pass_widens(box: recallbox.Box) 
     assert ids("E_Ror", True) == ids("E_Ror", False) == set()  # "_" is a character, not a wildcard
     literal = box.append("a", "user", "e_ror").id
     assert ids("E_Ror", False) == {literal} and wild not in ids("E_R", False)
-
-
-def test_keyword_messages_rank_and_exclude(box: recallbox.Box) -> None:
-    best = box.append("a", "user", "walrus walrus walrus").id
-    good = box.append("b", "user", "a walrus and many other words in a longer message").id
-    box.append("c", "user", "walrus hidden", model_visible=False)
-    box.append("q", "user", "walrus quarantined")
-    box.quarantine("q")
-    hits = box.store.keyword_messages(["walrus", "%%"], limit=5)
-    assert [m.id for m, _ in hits] == [best, good]
-    assert hits[0][1] > hits[1][1] > 0
-    assert box.store.keyword_messages(["%%", " "], limit=5) == []
 
 
 def test_sqlite_store_implements_the_protocol() -> None:

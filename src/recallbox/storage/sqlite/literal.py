@@ -96,11 +96,6 @@ def bigram_match(term: str) -> str:
     return quote_phrase(cjk) + "*"
 
 
-def keyword_match(phrases: Sequence[str]) -> str:
-    """``"a" OR "b c"``: each phrase quoted (CJK segmented into bigrams), nothing interpreted."""
-    return " OR ".join(quote_phrase(segment(p)) for p in phrases if p.strip())
-
-
 # -- reading ------------------------------------------------------------------------------------
 
 
@@ -317,24 +312,3 @@ def literal_candidates(
     )
     stream.rows = _filtered_rows(pool, term, case_sensitive, ids)
     return stream
-
-
-# -- the default answerer's ranked keyword hits ---------------------------------------------------
-
-
-def keyword_messages(
-    pool: ConnectionPool, phrases: Sequence[str], *, limit: int
-) -> list[tuple[SearchableMessage, float]]:
-    """See :meth:`recallbox.storage.base.Store.keyword_messages`."""
-    match = keyword_match(phrases)
-    if not match:
-        return []
-    params: dict[str, Any] = {"match": match, "limit": limit, "kind": SEARCHABLE_KIND}
-    sql = (
-        f"SELECT {ROW_COLUMNS}, -bm25(messages_fts) AS score FROM messages_fts "
-        "JOIN messages m ON m.id = messages_fts.rowid JOIN threads t ON t.id = m.thread_id "
-        "JOIN generations g ON g.id = m.generation_id "
-        f"WHERE messages_fts MATCH :match AND {SEARCHABLE_WHERE} "
-        "ORDER BY bm25(messages_fts), m.uid LIMIT :limit"
-    )
-    return [(_row(r), float(r[8])) for r in _fetch(pool, sql, params)]

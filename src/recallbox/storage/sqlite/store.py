@@ -17,7 +17,6 @@ from recallbox.storage.base import (
     CandidateStream,
     NewMessage,
     ReadableMessage,
-    SearchableMessage,
 )
 from recallbox.storage.sqlite import fts, literal
 from recallbox.storage.sqlite.connection import ConnectionPool
@@ -448,11 +447,6 @@ class SQLiteStore(RetrievalMixin, ImportLedgerMixin, SessionWindowMixin, Transcr
             limit=limit,
             recent=recent,
         )
-
-    def keyword_messages(
-        self, phrases: Sequence[str], *, limit: int
-    ) -> list[tuple[SearchableMessage, float]]:
-        return literal.keyword_messages(self.pool, phrases, limit=limit)
 
     def readable_message(self, message_id: str) -> ReadableMessage | None:
         with self.pool.reading() as conn:
