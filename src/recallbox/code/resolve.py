@@ -126,7 +126,10 @@ def _resolve(index: _Index, file: FileIndex, edge: Edge) -> Edge:
 
 
 def _through_module(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | None, Confidence]:
-    for module, rest in index.modules.split(file.path, file.language, edge.target_name):
+    name = edge.target_name
+    if file.language == "go" and edge.kind == "imports":
+        name += ":"  # a Go import names a package: its files' module symbols
+    for module, rest in index.modules.split(file.path, file.language, name):
         found = index.lookup(module, rest)
         if found is not None and found != edge.source_id:
             return found, CONFIDENCE_RESOLVED if module != file.path else CONFIDENCE_EXACT

@@ -48,7 +48,11 @@ def extract(builder: FileBuilder, root: Node) -> None:
 
 def _file_doc(builder: FileBuilder, root: Node) -> str:
     first = root.named_children[0] if root.named_child_count else None
-    if first is not None and first.type == "comment" and first.start_point.row == 0:
+    if first is None or first.type != "comment" or first.start_point.row != 0:
+        return ""
+    following = first.next_named_sibling
+    # A comment right above the first definition documents that definition, not the file.
+    if following is None or following.start_point.row > first.end_point.row + 1:
         return first_doc_line(builder.text(first), comment_markers=True)
     return ""
 
