@@ -5,13 +5,14 @@ A code search for ``search_memory`` must find ``searchMemory``, ``SearchMemory``
 and the query side: on every character that is not a letter or digit (``_``, ``.``, ``-``,
 ``/``, ``::``, ``$``, ...) and on camelCase boundaries.
 
-CamelCase boundaries: a lower-case letter or digit followed by an upper-case letter
-(``searchMemory`` → ``search|Memory``, ``v2Api`` → ``v2|Api``), and the last capital of an
-upper-case run followed by a lower-case letter (``HTTPServer`` → ``HTTP|Server``). Digits stay
-with the word before them (``utf8Decode`` → ``utf8 decode``, ``base64`` stays whole).
+CamelCase boundaries: a lower-case letter followed by an upper-case one (``searchMemory`` →
+``search|Memory``), the last capital of an upper-case run followed by a lower-case letter
+(``HTTPServer`` → ``HTTP|Server``), and a digit followed by a capital that starts a word
+(``v2Api`` → ``v2|Api``, ``HTTP2Response`` → ``HTTP2|Response``, but ``A0A`` stays whole).
+Digits stay with the word before them (``utf8Decode`` → ``utf8 decode``, ``base64`` whole).
 
 Invariants (property-tested): the words, joined, are the input's letters and digits
-case-folded, in order; segmenting is idempotent; snake_case and camelCase spellings of the
+case-folded (marks that folding adds dropped), in order; segmenting is idempotent; snake_case and camelCase spellings of the
 same words segment identically.
 """
 
@@ -36,16 +37,18 @@ def split_identifier(name: str) -> list[str]:
     """
     words: list[str] = []
     current: list[str] = []
-    previous = ""
+    previous = letter = ""
     for index, char in enumerate(name):
         if not char.isalnum():
             _flush(current, words)
-            previous = ""
+            previous = letter = ""
             continue
-        if current and _is_boundary(previous, char, name[index + 1 : index + 2]):
+        if current and _is_boundary(previous, letter, char, name[index + 1 : index + 2]):
             _flush(current, words)
         current.append(char)
         previous = char
+        if char.isalpha():
+            letter = char
     _flush(current, words)
     return words
 
@@ -64,18 +67,24 @@ def segment_code_text(text: str) -> str:
     return _IDENTIFIER_RUN.sub(lambda match: segment_identifier(match.group(0)), text)
 
 
-def _is_boundary(previous: str, char: str, following: str) -> bool:
+def _is_boundary(previous: str, letter: str, char: str, following: str) -> bool:
+    """Whether an upper-case ``char`` starts a word (``letter``: the last letter before it)."""
     if not char.isupper():
         return False
-    if previous.islower() or previous.isdigit():
+    if previous.islower():
         return True
+    if previous.isdigit():  # v2Api, HTTP2Response; not A0A
+        return letter.islower() or following.islower()
     # The last capital of an upper-case run starts a new word when a lower-case letter follows.
     return previous.isupper() and following.islower()
 
 
 def _flush(current: list[str], words: list[str]) -> None:
     if current:
-        words.append("".join(current).casefold())
+        # Case folding can add a combining mark (İ → i̇); keep letters and digits only.
+        word = "".join(char for char in "".join(current).casefold() if char.isalnum())
+        if word:
+            words.append(word)
         current.clear()
 
 
