@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from recallbox.code import parse_repository, resolve_edges
 from tests.code.conftest import FIXTURES
+
+from recallbox.code import parse_repository, resolve_edges
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.code.conftest import FIXTURES
 
 from recallbox.code import languages, parse_repository
 from recallbox.code.extract import extract_file
 from recallbox.errors import DependencyMissing
-from tests.code.conftest import FIXTURES
 
 
 @pytest.fixture
