@@ -24,13 +24,17 @@ Handler: TypeAlias = "Callable[[FileBuilder, Node, Scope], Visit | None]"
 def walk(builder: FileBuilder, root: Node, scope: Scope, handlers: Mapping[str, Handler]) -> None:
     """Visit ``root``'s subtree depth-first, in source order, dispatching on node type."""
     stack: Visit = [(root, scope)]
+    pop, push, lookup = stack.pop, stack.extend, handlers.get
     while stack:
-        node, current = stack.pop()
-        handler = handlers.get(node.type)
-        children = handler(builder, node, current) if handler is not None else None
-        if children is None:
-            children = [(child, current) for child in node.named_children]
-        stack.extend(reversed(children))
+        node, current = pop()
+        handler = lookup(node.type)
+        if handler is not None:
+            children = handler(builder, node, current)
+            if children is not None:
+                push(reversed(children))
+                continue
+        if node.named_child_count:
+            push([(child, current) for child in reversed(node.named_children)])
 
 
 def member_parts(
