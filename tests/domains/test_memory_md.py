@@ -18,15 +18,13 @@ from recallbox.domains.memory_md import (
     metadata_comment,
     parse_memory_md,
 )
-from recallbox.domains.memory_model import MEMORY_STATES, MEMORY_TYPES, format_key
+from recallbox.domains.memory_model import MEMORY_STATES, MEMORY_TYPES, format_key, parse_key
 from recallbox.types import MemoryEntry
 
 DAY = date(2025, 3, 1)
 
 
 def entry(key: str = "GDL01", **changes: object) -> MemoryEntry:
-    from recallbox.domains.memory_model import parse_key
-
     base = MemoryEntry(
         key=key,
         type=parse_key(key)[0],

@@ -11,7 +11,7 @@ the memory entries (:func:`memory_excluded`). The SQL side of the gate lives in 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from recallbox.errors import InvalidArgument
@@ -81,3 +81,16 @@ def memory_excluded(exclusions: Iterable[str]) -> bool:
     """True when one of ``exclusions`` is ``MEMORY.md`` (any case, ``./``, ``\\``): the memory
     entries are denied."""
     return any(normalize_source_path(name) == MEMORY_SOURCE_NAME for name in exclusions)
+
+
+def knowledge_source_denied(
+    source: str,
+    identity: str | None,
+    exclusions: Iterable[str],
+    excluded_identities: Collection[str] = (),
+) -> bool:
+    """True when the knowledge document ``source`` (file identity ``identity``) is denied:
+    by name (:func:`knowledge_source_excluded`) or as a hard link of an excluded file."""
+    if identity is not None and identity in excluded_identities:
+        return True
+    return any(knowledge_source_excluded(source, name) for name in exclusions)
