@@ -215,3 +215,19 @@ def test_any_slice_stays_within_the_budget(
 def test_ascii_documents_stay_within_8000_characters(doc: str, query: str) -> None:
     got = slice_context(terms(query + " a e"), sections_of(doc))
     assert len(got.content) <= 8_000
+
+
+@given(st.integers(0, 119), st.booleans())
+def test_the_matching_entry_surfaces_wherever_it_is(position: int, memory: bool) -> None:
+    filler = "routine note about nothing in particular, kept for the record only"
+    texts = [f"{filler} {n}" for n in range(120)]
+    texts[position] = "the flux capacitor needs 1.21 gigawatts"
+    if memory:
+        entries = [_memory(f"GDL{n + 1:02d}", text) for n, text in enumerate(texts)]
+        sections = memory_sections([(e, 1.0) for e in entries])
+        expected = "## Guidelines\n\n- the flux capacitor needs 1.21 gigawatts"
+    else:
+        doc = "## Notes\n" + "".join(f"- {text}\n" for text in texts)
+        sections = sections_of(doc)
+        expected = "## Notes\n\n- the flux capacitor needs 1.21 gigawatts"
+    assert slice_context(terms("gigawatts capacitor"), sections).content == expected
