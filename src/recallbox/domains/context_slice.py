@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from recallbox.domains.memory_md import TYPE_LABELS, entry_markdown, export_order
 from recallbox.domains.memory_model import MEMORY_TYPES, entry_weight
-from recallbox.ranking.bm25 import BM25Corpus, phrase_count
+from recallbox.ranking.bm25 import phrase_count, scope_scores
 from recallbox.text.cjk import cjk_count, segment
 from recallbox.text.markdown import split_entries
 from recallbox.text.normalize import normalize_text
@@ -53,6 +53,12 @@ from recallbox.types import MemoryEntry
 RECALL_CONTEXT_MAX_TOKENS = 2_000
 #: Sections one ``recall_context`` result draws from, at most.
 RECALL_CONTEXT_MAX_SECTIONS = 3
+#: Knowledge sections the store hands to the slice, best BM25 first (a section whose entries
+#: miss the query's vocabulary gives its place to the next one).
+RECALL_CONTEXT_CANDIDATE_SECTIONS = 12
+#: Memory entries the store hands to the slice: those the keyword index matched, best first.
+#: The slice's cost grows with its candidates; the store never passes the whole memory.
+RECALL_CONTEXT_CANDIDATE_ENTRIES = 300
 #: Ends an entry cut to fit the budget.
 ENTRY_TRUNCATED_MARKER = "[…entry truncated]"
 #: Joins two list items of one section.
@@ -136,20 +142,19 @@ def memory_sections(candidates: Sequence[tuple[MemoryEntry, float]]) -> list[Con
     A section scores its best entry's ``s × state weight``; entries keep export order.
     """
     scores = {entry.key: score for entry, score in candidates}
-    ordered = export_order([entry for entry, _ in candidates])
+    by_type: dict[str, list[MemoryEntry]] = {}
+    for entry in export_order([entry for entry, _ in candidates]):
+        by_type.setdefault(entry.type, []).append(entry)
     sections = []
     for index, memory_type in enumerate(MEMORY_TYPES):
-        mine = [entry for entry in ordered if entry.type == memory_type]
-        if not mine:
-            continue
         entries = tuple(
             ContextEntry(e.key, entry_markdown(e), n, entry_weight(e), is_item=True)
-            for n, e in enumerate(mine)
+            for n, e in enumerate(by_type.get(memory_type, ()))
         )
-        best = max(scores[e.key] * entry_weight(e) for e in mine)
-        sections.append(
-            ContextSection(memory_type, "## " + TYPE_LABELS[memory_type], entries, best, index)
-        )
+        if entries:
+            best = max(scores[e.id] * e.weight for e in entries)
+            label = "## " + TYPE_LABELS[memory_type]
+            sections.append(ContextSection(memory_type, label, entries, best, index))
     return sections
 
 
@@ -172,43 +177,60 @@ class _Scored:
 class _Tokens:
     """Each entry's tokens (with its section's vocabulary), computed once per slice."""
 
-    def __init__(self, tokenize: Tokenizer) -> None:
+    def __init__(self, tokenize: Tokenizer, phrases: Sequence[tuple[str, ...]]) -> None:
         self.tokenize = tokenize
-        self.cache: dict[tuple[str, str], list[str]] = {}
+        self.phrases = phrases
+        self.cache: dict[tuple[str, str], tuple[list[str], frozenset[str]]] = {}
 
     def of(self, section: ContextSection, entry: ContextEntry) -> list[str]:
+        return self._get(section, entry)[0]
+
+    def shares(self, section: ContextSection, entry: ContextEntry) -> bool:
+        """True when a query phrase occurs in the entry (its section's vocabulary counted)."""
+        tokens, vocabulary = self._get(section, entry)
+        return any(
+            (phrase[0] in vocabulary if len(phrase) == 1 else phrase_count(tokens, phrase) > 0)
+            for phrase in self.phrases
+        )
+
+    def _get(
+        self, section: ContextSection, entry: ContextEntry
+    ) -> tuple[list[str], frozenset[str]]:
         key = (section.id, entry.id)
-        if key not in self.cache:
+        found = self.cache.get(key)
+        if found is None:
             extra = self.tokenize(section.vocabulary) if section.vocabulary else ()
-            self.cache[key] = [*self.tokenize(entry.text), *extra]
-        return self.cache[key]
+            tokens = [*self.tokenize(entry.text), *extra]
+            found = self.cache[key] = (tokens, frozenset(tokens))
+        return found
 
 
-def _matching(
-    sections: Sequence[ContextSection], phrases: Sequence[tuple[str, ...]], tokens: _Tokens
-) -> list[_Scored]:
-    """Entries of ``sections`` sharing vocabulary with ``phrases``, with their scores."""
-    rows = [(s, e) for s in sections for e in s.entries]
-    corpus = BM25Corpus([tokens.of(s, e) for s, e in rows])
-    scores = corpus.scores(phrases)
-    return [
-        _Scored(s, e, score * e.weight)
-        for row, ((s, e), score) in enumerate(zip(rows, scores, strict=True))
-        if any(corpus.frequency(row, p) for p in phrases)
-    ]
+def _matching(sections: Sequence[ContextSection], tokens: _Tokens) -> list[_Scored]:
+    """Entries of ``sections`` sharing vocabulary with the query, with their scores.
+
+    BM25 over every entry of ``sections`` (``N``, average length); only the rows that match
+    need their phrase counts.
+    """
+    everything = [(s, e) for s in sections for e in s.entries]
+    rows = [(s, e) for s, e in everything if tokens.shares(s, e)]
+    if not rows:
+        return []
+    n_tokens = sum(len(tokens.of(s, e)) for s, e in everything)
+    freqs = [[phrase_count(tokens.of(s, e), p) for p in tokens.phrases] for s, e in rows]
+    df = [sum(1 for row in freqs if row[i]) for i in range(len(tokens.phrases))]
+    lengths = [len(tokens.of(s, e)) for s, e in rows]
+    scores = scope_scores(len(everything), n_tokens, df, list(zip(lengths, freqs, strict=True)))
+    return [_Scored(s, e, score * e.weight) for (s, e), score in zip(rows, scores, strict=True)]
 
 
 def _choose_sections(
-    sections: Sequence[ContextSection],
-    phrases: Sequence[tuple[str, ...]],
-    tokens: _Tokens,
-    limit: int,
+    sections: Sequence[ContextSection], tokens: _Tokens, limit: int
 ) -> list[ContextSection]:
     chosen: list[ContextSection] = []
     for section in sorted(sections, key=lambda s: (-s.score, s.order, s.id)):
         if len(chosen) == limit:
             break
-        if any(phrase_count(tokens.of(section, e), p) for e in section.entries for p in phrases):
+        if any(tokens.shares(section, e) for e in section.entries):
             chosen.append(section)
     return chosen
 
@@ -311,10 +333,10 @@ def slice_context(
     phrases = _phrases(terms, tokenize)
     if not phrases or max_tokens <= 0:
         return ContextSlice("")
-    tokens = _Tokens(tokenize)
-    chosen = _choose_sections(sections, phrases, tokens, max_sections)
+    tokens = _Tokens(tokenize, phrases)
+    chosen = _choose_sections(sections, tokens, max_sections)
     ranked = sorted(
-        _matching(chosen, phrases, tokens),
+        _matching(chosen, tokens),
         key=lambda s: (-s.score, s.section.order, s.entry.order),
     )
     if not ranked:

@@ -63,6 +63,7 @@ SUPERSEDED_WEIGHT_FACTOR = 0.1
 MEMORY_SOURCE = "MEMORY.md"
 
 _KEY_RE = re.compile(r"([A-Z]{3})(\d{2,})")
+_TYPE_ORDER = {name: index for index, name in enumerate(MEMORY_TYPES)}
 
 
 def _choices(values: Iterable[str]) -> str:
@@ -135,12 +136,13 @@ def parse_key(key: str) -> tuple[str, int]:
 
 
 def key_sort_key(key: str) -> tuple[int, int, str]:
-    """Order of keys in MEMORY.md: type order, then number (``GDL9`` never exists)."""
-    try:
-        memory_type, number = parse_key(key)
-    except InvalidArgument:
+    """Order of keys in MEMORY.md: type order, then number (``GDL9`` never exists); anything
+    that is not a key sorts last."""
+    match = _KEY_RE.fullmatch(key)
+    memory_type = PREFIX_TYPES.get(match.group(1)) if match else None
+    if match is None or memory_type is None:
         return (len(MEMORY_TYPES), 0, key)
-    return (MEMORY_TYPES.index(memory_type), number, key)
+    return (_TYPE_ORDER[memory_type], int(match.group(2)), key)
 
 
 def identity_text(text: str) -> str:
