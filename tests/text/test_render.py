@@ -24,9 +24,22 @@ from recallbox.text.render import (
 
 # Text built from the pieces that matter: prefixes, line breaks of every kind, backslashes.
 _PIECES = st.sampled_from(
-    [*ESCAPED_PREFIXES, *LINE_BREAKS, "\r\n", "\\\\", "[message_id=m1]", "The following", "--",
-     "Continue with read_message(x, offset=9).", "Expand any hit with read_message(id).",
-     " ", "a", "é", "召回", "…"]
+    [
+        *ESCAPED_PREFIXES,
+        *LINE_BREAKS,
+        "\r\n",
+        "\\\\",
+        "[message_id=m1]",
+        "The following",
+        "--",
+        "Continue with read_message(x, offset=9).",
+        "Expand any hit with read_message(id).",
+        " ",
+        "a",
+        "é",
+        "召回",
+        "…",
+    ]
 )
 STORED = st.one_of(st.text(), st.lists(_PIECES, max_size=40).map("".join))
 
@@ -74,7 +87,9 @@ def test_unescape_round_trips_and_lengths_agree(text: str) -> None:
 
 
 @given(STORED, st.integers(min_value=0, max_value=300), st.sampled_from(["…", "…truncated", ""]))
-def test_cut_stored_holds_its_cap_and_keeps_a_prefix(text: str, max_chars: int, marker: str) -> None:
+def test_cut_stored_holds_its_cap_and_keeps_a_prefix(
+    text: str, max_chars: int, marker: str
+) -> None:
     cut = cut_stored(text, max_chars, marker=marker)
     escaped = escape_stored(text)
     assert len(cut) <= max_chars
@@ -117,7 +132,10 @@ def _pages(original: str, max_chars: int) -> list[TextPage]:
     while pages[-1].next_offset is not None:
         pages.append(
             page_text(
-                original, pages[-1].next_offset, max_chars=max_chars, header="H",
+                original,
+                pages[-1].next_offset,
+                max_chars=max_chars,
+                header="H",
                 continuation=_cont,
             )
         )

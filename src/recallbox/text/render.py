@@ -181,9 +181,7 @@ def page_text(
     """
     total = len(original)
     if offset < 0 or (offset > 0 and offset >= total):
-        raise InvalidArgument(
-            f"offset must be between 0 and {max(total - 1, 0)}, got {offset}"
-        )
+        raise InvalidArgument(f"offset must be between 0 and {max(total - 1, 0)}, got {offset}")
     head = header + "\n"
     rest = original[offset:]
     if len(head) + len(rest) <= max_chars and len(head) + escaped_length(rest) <= max_chars:
