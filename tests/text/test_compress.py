@@ -21,7 +21,7 @@ from recallbox.text.compress import (
     expand_page,
     is_rendered,
 )
-from recallbox.text.identifiers import ERROR_RE, identifier_spans, identifiers
+from recallbox.text.identifiers import ERROR_RE, identifier_spans, identifiers, safe_end, safe_start
 from recallbox.text.render import ESCAPED_PREFIXES, unescape_stored
 
 MARKER_RE = re.compile(
@@ -405,3 +405,34 @@ def test_error_lines_are_recognised() -> None:
         assert ERROR_RE.search(line), line
     for line in ["0 errors", "exit code 0", "no failures here", "terror"]:
         assert not ERROR_RE.search(line), line
+
+
+@given(LOGS, st.integers(min_value=0, max_value=50_000), st.integers(min_value=0, max_value=500))
+def test_safe_cuts_never_fall_inside_an_identifier(text: str, pos: int, room: int) -> None:
+    pos = min(pos, len(text))
+    floor = max(0, pos - room)
+    ceiling = min(len(text), pos + room)
+    spans = identifier_spans(text)
+    end = safe_end(text, pos, floor)
+    start = safe_start(text, pos, ceiling)
+    assert floor <= end <= pos and pos <= start <= ceiling
+    for cut, bound in ((end, floor), (start, ceiling)):
+        if cut != bound:
+            assert not any(s < cut < e for s, e in spans)
+
+
+def test_identifiers_are_found_whole() -> None:
+    line = (
+        "run_42 failed on pg-primary-9 at /srv/app/main.py (see https://ci.example.com/r/17?x=1), "
+        "commit 3f2a9c1d, id 123e4567-e89b-12d3-a456-426614174000, C:\\logs\\a.txt, src/box.py"
+    )
+    assert identifiers(line) == [
+        "run_42",
+        "pg-primary-9",
+        "/srv/app/main.py",
+        "https://ci.example.com/r/17?x=1",
+        "3f2a9c1d",
+        "123e4567-e89b-12d3-a456-426614174000",
+        "C:\\logs\\a.txt",
+        "src/box.py",
+    ]

@@ -50,6 +50,8 @@ WARNING_HINT_RE = re.compile("WARN|Warn|warn|DEPRECATED|Deprecation")
 WARNING_RE = re.compile(
     r"\b(?:WARN|WARNING|Warning|DEPRECATED|DeprecationWarning)\b|\bwarning\b(?=\s*[:!\]])"
 )
+# Sentence punctuation after a URL or path is not part of it ("see /a/b.py.").
+_TRAILING = ".,;:!?"
 _WHITESPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\u00a0"
 
 
@@ -57,14 +59,14 @@ def identifier_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of every identifier in ``text``, left to right, never overlapping."""
     spans = []
     for found in IDENTIFIER_RE.finditer(text):
-        token = found.group(0)
-        if len(token) > IDENTIFIER_MAX_CHARS:
+        token = found.group(0).rstrip(_TRAILING)
+        if not token or len(token) > IDENTIFIER_MAX_CHARS:
             continue
         if found.lastgroup == "runid" and not any(c.isdigit() for c in token):
             continue
         if found.lastgroup == "path" and (len(token) < 3 or not any(c.isalpha() for c in token)):
             continue
-        spans.append(found.span())
+        spans.append((found.start(), found.start() + len(token)))
     return spans
 
 
