@@ -20,8 +20,9 @@ reads them (the values are equal; ``1.0e5`` prints as ``100000.0``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
+
+from recallbox.text.output_view import Elision, no_expand_line
 
 MARKER_PREFIX = "…elided"
 MARKER_KEY = "…elided"
@@ -43,16 +44,6 @@ LADDER: tuple[tuple[int, int, int, int], ...] = (
 ESCAPED_STRING_PREFIXES = (MARKER_PREFIX, "\\")
 NAMED_KEYS = 5  # elided keys named in a marker, the rest counted
 KEY_NAME_MAX_CHARS = 40
-
-
-@dataclass(frozen=True, slots=True)
-class JsonElision:
-    """What one marker stands for: ``count`` items, keys or characters at ``path``."""
-
-    path: str
-    what: str
-    count: int
-    chars: int
 
 
 class _Reject(ValueError):
@@ -95,13 +86,13 @@ class _Pruner:
     def __init__(self, limits: tuple[int, int, int, int], *, measure: bool) -> None:
         self.items, self.chars, self.keys, self.depth = limits
         self.measure = measure  # serialise what is dropped to count its characters
-        self.elisions: list[JsonElision] = []
+        self.elisions: list[Elision] = []
 
     def _mark(self, path: str, what: str, count: int, dropped: Any) -> str:
         chars = 0
         if self.measure:
             chars = len(dropped) if isinstance(dropped, str) else len(_dumps(dropped))
-        self.elisions.append(JsonElision(path, what, count, chars))
+        self.elisions.append(Elision(chars=chars, path=path, what=what, count=count))
         return f"{MARKER_PREFIX}: {count} {what} of {path}"
 
     def prune(self, value: Any, path: str, depth: int) -> Any:
@@ -167,14 +158,9 @@ def header(total: int, tool: str | None, handle: str | None) -> str:
     )
 
 
-def no_expand_footer(elided: int) -> str:
-    """The last line of a view without a handle."""
-    return f"[{elided} characters elided; no expand tool available]"
-
-
 def build_json_view(
     text: str, *, handle: str | None, tool: str | None, max_chars: int
-) -> tuple[str, list[JsonElision]] | None:
+) -> tuple[str, list[Elision]] | None:
     """The JSON view of ``text`` within ``max_chars``, or ``None`` (not JSON, or no rung fits).
 
     Returns:
@@ -185,7 +171,7 @@ def build_json_view(
     if value is None:
         return None
     first = header(len(text), tool, handle)
-    footer_room = len(no_expand_footer(len(text))) + 1 if handle is None else 0
+    footer_room = len(no_expand_line(len(text))) + 1 if handle is None else 0
     unlimited = (10**9, 10**9, 10**9, 10**9)
     for limits in (unlimited, *LADDER):
         try:
@@ -198,6 +184,6 @@ def build_json_view(
         body = _dumps(pruner.prune(value, "$", 0))
         lines = [first, body]
         if handle is None:
-            lines.append(no_expand_footer(sum(e.chars for e in pruner.elisions)))
+            lines.append(no_expand_line(sum(e.chars for e in pruner.elisions)))
         return "\n".join(lines), pruner.elisions
     return None
