@@ -4,7 +4,8 @@ A tool output is kept whole as the original (under a handle, by the store) and t
 *view* of it instead. The rules the view keeps, each one tested:
 
 * **Bounded.** A view is at most ``max_chars`` characters (escapes and markers counted);
-  ``max_chars`` is at most :data:`TOOL_OUTPUT_MAX_CHARS`.
+  ``max_chars`` is at most :data:`TOOL_OUTPUT_MAX_CHARS`, which also bounds a rendering that
+  passes through (next rules).
 * **Small outputs untouched.** An output of at most ``max_chars`` characters is returned as is.
 * **Never twice.** A text that already is a recallbox rendering — a view, an ``expand`` page,
   any output starting with an evidence header (``The following is …``) — and fits
@@ -104,8 +105,10 @@ def build_view(
             :data:`TOOL_OUTPUT_MAX_CHARS` without.
 
     Returns:
-        The view; ``text`` itself (kind ``passthrough`` or ``rendered``) when it fits or is
-        already a rendering.
+        The view, at most ``max_chars`` long; ``text`` itself when it fits (kind
+        ``passthrough``) or is already a recallbox rendering (kind ``rendered``: at most
+        :data:`TOOL_OUTPUT_MAX_CHARS`, possibly more than a smaller ``max_chars`` — a view is
+        never cut twice).
 
     Raises:
         InvalidArgument: a malformed handle, or ``max_chars`` outside
