@@ -21,7 +21,7 @@ from recallbox.text.compress import (
     expand_page,
     is_rendered,
 )
-from recallbox.text.identifiers import ERROR_RE, identifier_spans, identifiers, safe_end, safe_start
+from recallbox.text.spans import ERROR_RE, identifier_spans, identifiers, safe_end, safe_start
 from recallbox.text.render import ESCAPED_PREFIXES, unescape_stored
 
 MARKER_RE = re.compile(

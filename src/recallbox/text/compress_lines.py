@@ -4,7 +4,7 @@ How a view is chosen, within ``max_chars`` (escapes and markers counted):
 
 1. the **head** and the **tail** get :data:`HEAD_SHARE` and :data:`TAIL_SHARE` of the room
    left by the header and closing lines, cut at a line end when one is near
-   (:func:`recallbox.text.identifiers.safe_end`), never inside an identifier;
+   (:func:`recallbox.text.spans.safe_end`), never inside an identifier;
 2. in between, **important lines** are added while they fit, in priority order: error lines
    (first, last, second, second-to-last, … — both ends of a log matter), then warning lines,
    then lines with identifiers; identical lines once; a long line as
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from recallbox.text.identifiers import (
+from recallbox.text.spans import (
     ERROR_HINT_RE,
     ERROR_RE,
     IDENTIFIER_RE,

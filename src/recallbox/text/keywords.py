@@ -4,7 +4,7 @@ No model: three kinds of keyword are read off the text, in this priority order, 
 the order it appears, duplicates (case-insensitive) dropped, at most
 :data:`FIRST_MESSAGE_MAX_KEYWORDS` in all:
 
-1. **identifiers**, kept whole: run ids and SHAs and UUIDs (:mod:`recallbox.text.identifiers`),
+1. **identifiers**, kept whole: run ids and SHAs and UUIDs (:mod:`recallbox.text.spans`),
    dotted, dashed or underscored names (``search_memory``, ``box.recall``, ``pg-primary-9``)
    and camelCase names (``recallBox``);
 2. **CJK runs**, split at common particles and pronouns (``的``, ``了``, ``我``, …); a piece
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from recallbox.text.cjk import CJK_RANGES, bigrams
-from recallbox.text.identifiers import IDENTIFIER_RE
+from recallbox.text.spans import IDENTIFIER_RE
 from recallbox.text.normalize import normalize_text
 from recallbox.text.stopwords import is_stopword
 
