@@ -362,3 +362,18 @@ class RecallResult:
     drilled: tuple[str, ...] = ()
     reason: str | None = None
     truncated: bool = False
+# -- tool outputs and injection (#12)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOutput:
+    """What ``box.store_tool_output`` returns (DESIGN §6).
+
+    ``view`` is what the agent sees instead of the tool output (the output itself when it is
+    small); ``handle`` is what ``expand(handle, offset)`` resolves, or ``None`` when no handle
+    was made (``can_expand=False``, or nothing was elided) — a view never names a handle that
+    is ``None`` here.
+    """
+
+    view: str
+    handle: str | None
