@@ -21,8 +21,8 @@ from recallbox.text.compress import (
     expand_page,
     is_rendered,
 )
-from recallbox.text.spans import ERROR_RE, identifier_spans, identifiers, safe_end, safe_start
 from recallbox.text.render import ESCAPED_PREFIXES, unescape_stored
+from recallbox.text.spans import ERROR_RE, identifier_spans, identifiers, safe_end, safe_start
 
 MARKER_RE = re.compile(
     r"^\[… (\d+) characters elided \((?:line (\d+)|lines (\d+)-(\d+))\)(?:; expand\(([^,]+), offset=(\d+)\))? …\]$"

@@ -23,6 +23,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from recallbox.text.output_view import (
+    VIEW_PREFIX,
+    Elision,
+    OutputView,
+    expand_call,
+    no_expand_line,
+)
+from recallbox.text.render import escape_stored, escaped_length
 from recallbox.text.spans import (
     ERROR_HINT_RE,
     ERROR_RE,
@@ -32,14 +40,6 @@ from recallbox.text.spans import (
     safe_end,
     safe_start,
 )
-from recallbox.text.output_view import (
-    VIEW_PREFIX,
-    Elision,
-    OutputView,
-    expand_call,
-    no_expand_line,
-)
-from recallbox.text.render import escape_stored, escaped_length
 
 #: Share of the content budget the head and the tail each get before the important lines.
 HEAD_SHARE = 0.25

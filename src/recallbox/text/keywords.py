@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 
 from recallbox.text.cjk import CJK_RANGES, bigrams
-from recallbox.text.spans import IDENTIFIER_RE
 from recallbox.text.normalize import normalize_text
+from recallbox.text.spans import IDENTIFIER_RE
 from recallbox.text.stopwords import is_stopword
 
 FIRST_MESSAGE_MAX_KEYWORDS = 12
