@@ -248,7 +248,8 @@ _MESSAGE = st.builds(
 
 @settings(max_examples=150)
 @given(
-    st.lists(_MESSAGE, max_size=60),
+    # a thread's (generation, seq) is unique in every store
+    st.lists(_MESSAGE, max_size=60, unique_by=lambda m: (m.generation, m.seq)),
     st.none() | st.integers(min_value=-10, max_value=20_000),
     st.text(max_size=300),
 )
