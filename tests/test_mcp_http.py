@@ -37,7 +37,11 @@ def test_loopback_and_host_names() -> None:
     assert host_name("example.org") == "example.org"
     assert host_name("::1") == "::1"
     assert allowed_host_names("10.0.0.5", ["box.lan"]) == {
-        "127.0.0.1", "localhost", "::1", "10.0.0.5", "box.lan"
+        "127.0.0.1",
+        "localhost",
+        "::1",
+        "10.0.0.5",
+        "box.lan",
     }
     assert socket.gethostname().casefold() in allowed_host_names("0.0.0.0")
     assert len(new_token()) >= 40 and new_token() != new_token()
@@ -114,8 +118,20 @@ def test_a_remote_bind_needs_the_generated_token(db_path: Path) -> None:
         message = box.append("agent:1", "user", "deploy pg-primary-9 to staging")
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "recallbox", "--db", str(db_path), "mcp", "--http",
-         "--host", "0.0.0.0", "--allow-remote", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "recallbox",
+            "--db",
+            str(db_path),
+            "mcp",
+            "--http",
+            "--host",
+            "0.0.0.0",
+            "--allow-remote",
+            "--port",
+            str(port),
+        ],
         env=_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -135,8 +151,10 @@ def test_a_remote_bind_needs_the_generated_token(db_path: Path) -> None:
         host = {"Host": f"127.0.0.1:{port}"}
         assert _status(port, host) == 401
         assert _status(port, {**host, "Authorization": "Bearer not-it"}) == 401
-        assert _status(port, {"Host": f"evil.example:{port}",
-                              "Authorization": f"Bearer {token}"}) == 421
+        assert (
+            _status(port, {"Host": f"evil.example:{port}", "Authorization": f"Bearer {token}"})
+            == 421
+        )
 
         async def go() -> Any:
             headers = {"Authorization": f"Bearer {token}"}
@@ -157,14 +175,19 @@ def test_a_remote_bind_needs_the_generated_token(db_path: Path) -> None:
 
 
 def test_a_given_token_is_not_printed(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from recallbox.cli.commands.agents import _http_options  # the option logic, no socket
     import click
 
     from recallbox.cli import cli
+    from recallbox.cli.commands.agents import _http_options  # the option logic, no socket
 
     ctx = click.Context(cli.commands["mcp"])
     options, generated = _http_options(
-        ctx, http=True, host="10.0.0.5", port=8766, allow_remote=True, allowed_host=(),
+        ctx,
+        http=True,
+        host="10.0.0.5",
+        port=8766,
+        allow_remote=True,
+        allowed_host=(),
         token="given",
     )
     assert options is not None and options.token == "given" and generated is False

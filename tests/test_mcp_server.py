@@ -10,8 +10,8 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

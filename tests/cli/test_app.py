@@ -67,3 +67,11 @@ def test_ctrl_c_exits_130(tmp_path: Path, fixtures: Path) -> None:
     assert json.loads(first)["added"] == 7
     assert proc.returncode == EXIT_INTERRUPTED
     assert err.splitlines()[-1] == "interrupted" and "Traceback" not in rest + err
+
+
+def test_no_command_shows_the_help_and_exits_2(run) -> None:
+    r = run()
+    assert r.code == 2 and r.out == "" and r.err.startswith("Usage: ")
+    assert "Commands:" in r.err
+    r = run("policy", "--json")
+    assert r.code == 2 and r.json() == {"error": "No such option '--json'.", "code": 2}

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import click
 
-from recallbox import __version__ as VERSION
+from recallbox import __version__
 from recallbox.cli.commands import agents, imports, maintenance, policy, search, threads
 from recallbox.cli.shared import (
     DB_HELP,
@@ -25,13 +25,15 @@ from recallbox.cli.shared import (
     root_db_callback,
 )
 
+VERSION = __version__
+
 
 class RootGroup(RecallboxGroup):
     """The root group: every error of every command ends here as one line and an exit code."""
 
     group_class = RecallboxGroup
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,

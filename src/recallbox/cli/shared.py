@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 from click.core import ParameterSource
+from click.exceptions import NoArgsIsHelpError
 
 from recallbox.errors import InvalidArgument, RecallError, StoreUnavailable
 
@@ -346,7 +347,7 @@ class RecallboxGroup(click.Group):
     """A group whose commands are :class:`RecallboxCommand` and whose groups are its own kind."""
 
     command_class = RecallboxCommand
-    group_class = type
+    group_class: type[click.Group | type] | None = type
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,6 +377,8 @@ def _leaf(exc: BaseException) -> BaseException:
 def describe(exc: BaseException) -> tuple[str, int]:
     """The one error line and the exit code of ``exc``."""
     exc = _leaf(exc)
+    if isinstance(exc, NoArgsIsHelpError):
+        return f"a command is needed; see `{exc.ctx.command_path} --help`", exc.exit_code
     if isinstance(exc, click.ClickException):
         return one_line(exc.format_message()), exc.exit_code
     if isinstance(exc, click.Abort | KeyboardInterrupt):
@@ -411,6 +414,8 @@ def handle_error(exc: BaseException, flags: EdgeFlags) -> int:
         echo_err(message)
     elif flags.as_json:
         click.echo(json.dumps({"error": message, "code": code}, ensure_ascii=False))
+    elif isinstance(leaf, NoArgsIsHelpError):
+        leaf.show()  # the help text, on stderr
     else:
         if isinstance(leaf, click.UsageError) and leaf.ctx is not None:
             echo_err(leaf.ctx.get_usage())

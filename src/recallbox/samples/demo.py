@@ -84,7 +84,9 @@ def run_demo(box: Box, query: str) -> DemoResult:
     generations = box.generations(channel)
     return DemoResult(
         thread=box.thread(channel),
-        messages_per_generation={g.number: len(box.messages(channel, g.number)) for g in generations},
+        messages_per_generation={
+            g.number: len(box.messages(channel, g.number)) for g in generations
+        },
         notes=sorted(sample_notes()),
         indexes_healthy=box.doctor().healthy,
         query=query,

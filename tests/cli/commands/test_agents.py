@@ -25,8 +25,11 @@ def hook(run, db: Path, payload: object):
 
 def test_precompact_imports_and_prints_nothing(tmp_path: Path, run, transcript: Path) -> None:
     db = tmp_path / "h.db"
-    payload = {"hook_event_name": "PreCompact", "session_id": SESSION,
-               "transcript_path": str(transcript)}
+    payload = {
+        "hook_event_name": "PreCompact",
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+    }
     r = hook(run, db, payload)
     assert (r.code, r.out) == (0, "")
     with recallbox.open(db) as box:
@@ -95,8 +98,12 @@ def test_quarantined_session_prints_nothing(tmp_path: Path, run, transcript: Pat
     db = tmp_path / "h.db"
     with recallbox.open(db) as box:
         box.quarantine(f"claude-code:{SESSION}")
-    payload = {"hook_event_name": "SessionStart", "source": "compact", "session_id": SESSION,
-               "transcript_path": str(transcript)}
+    payload = {
+        "hook_event_name": "SessionStart",
+        "source": "compact",
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+    }
     r = hook(run, db, payload)
     assert (r.code, r.out) == (0, "")
 
@@ -113,9 +120,7 @@ def test_quarantined_session_prints_nothing(tmp_path: Path, run, transcript: Pat
         (("--http", "--host", "192.168.1.20"), "add --allow-remote"),
     ],
 )
-def test_mcp_option_errors_are_usage_errors(
-    db: str, run, args: tuple[str, ...], says: str
-) -> None:
+def test_mcp_option_errors_are_usage_errors(db: str, run, args: tuple[str, ...], says: str) -> None:
     """Fix: `--port 99999` and `--host` without `--http` exit 2 with one line."""
     r = run("mcp", "--db", db, *args)
     assert (r.code, r.out) == (2, "") and says in r.error_line

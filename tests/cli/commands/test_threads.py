@@ -94,9 +94,7 @@ def quarantined_db(tmp_path: Path) -> str:
     return str(db)
 
 
-def test_thread_show_of_a_quarantined_thread_shows_metadata_never_text(
-    tmp_path: Path, run
-) -> None:
+def test_thread_show_of_a_quarantined_thread_shows_metadata_never_text(tmp_path: Path, run) -> None:
     """Fix: `thread show` of a quarantined thread prints a notice instead of its messages."""
     db = quarantined_db(tmp_path)
     r = run("--db", db, "thread", "show", "secret:1")

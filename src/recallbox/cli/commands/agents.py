@@ -10,8 +10,8 @@ import click
 from click.core import ParameterSource
 
 from recallbox.cli.shared import (
-    RecallboxGroup,
     RecallboxCommand,
+    RecallboxGroup,
     describe,
     echo_err,
     open_box,

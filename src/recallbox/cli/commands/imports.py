@@ -9,8 +9,8 @@ import click
 from recallbox.cli.shared import (
     RecallboxCommand,
     emit_json,
-    jsonable,
     json_option,
+    jsonable,
     open_box,
     usage_error,
 )

@@ -12,8 +12,8 @@ from recallbox.cli.shared import (
     RecallboxCommand,
     db_choice,
     emit_json,
-    jsonable,
     json_option,
+    jsonable,
     open_box,
 )
 

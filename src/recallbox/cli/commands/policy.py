@@ -52,9 +52,7 @@ def policy_show(ctx: click.Context, as_json: bool) -> None:
     _show(current, as_json)
 
 
-def _change(
-    ctx: click.Context, verb: Callable[[Box], None], done: str, as_json: bool
-) -> None:
+def _change(ctx: click.Context, verb: Callable[[Box], None], done: str, as_json: bool) -> None:
     with open_box(ctx) as box:
         verb(box)
         current = box.policy()

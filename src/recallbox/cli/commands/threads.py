@@ -16,7 +16,6 @@ from recallbox.cli.shared import (
     open_box,
     usage_error,
 )
-
 from recallbox.types import KINDS, ROLES
 
 if TYPE_CHECKING:
@@ -56,7 +55,9 @@ def _json_value(ctx: click.Context, text: str | None, option: str) -> Any:
 @click.argument("role", type=click.Choice(ROLES))
 @click.argument("content", required=False)
 @click.option("--tool-call-id", default=None, help="Link a tool result to its call.")
-@click.option("--tool-calls", default=None, help="Tool calls as a JSON list of {id,name,arguments}.")
+@click.option(
+    "--tool-calls", default=None, help="Tool calls as a JSON list of {id,name,arguments}."
+)
 @click.option("--kind", type=click.Choice(KINDS), default="message", show_default=True)
 @click.option("--hidden", is_flag=True, help="Store with model_visible=false.")
 @click.option("--pending", is_flag=True, help="Queued, not yet delivered to the model.")
@@ -112,9 +113,8 @@ def thread() -> None:
 
 def _thread_line(t: Thread) -> str:
     flag = " [quarantined]" if t.quarantined else ""
-    return (
-        f"{t.channel}{flag}  generations={t.generation_count} messages={t.message_count}"
-        + (f"  {t.title}" if t.title else "")
+    return f"{t.channel}{flag}  generations={t.generation_count} messages={t.message_count}" + (
+        f"  {t.title}" if t.title else ""
     )
 
 
@@ -173,8 +173,10 @@ def _print_messages(messages: list[Message], width: int) -> None:
             if on
         ]
         head = f"{m.id} #{m.seq} {m.role}/{m.kind}" + (f" ({', '.join(flags)})" if flags else "")
-        text = m.content if len(m.content) <= width else m.content[:width] + (
-            f"… [{len(m.content)} chars]"
+        text = (
+            m.content
+            if len(m.content) <= width
+            else m.content[:width] + (f"… [{len(m.content)} chars]")
         )
         console.print(f"[dim]{escape(head)}[/dim] {escape(text)}")
         for call in m.tool_calls or []:
