@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
@@ -228,3 +228,40 @@ def test_describe_maps_library_errors_to_exit_codes() -> None:
     message, code = describe(RuntimeError("boom\nsecond line"))
     assert code == 1 and "\n" not in message and "RECALLBOX_DEBUG=1" in message
     assert json.dumps({"error": message})  # always serialisable
+
+
+HOSTILE = st.one_of(
+    st.text(max_size=300),
+    st.sampled_from(["", "-", "--", "--json", "\x00", "\ud800", "召回", "m_0123456789abcdef"]),
+)
+
+
+@settings(max_examples=60)
+@given(
+    command=st.sampled_from(
+        [
+            ("read", "--json", "{}"),
+            ("read", "--json", "--offset", "3", "{}"),
+            ("thread", "show", "--json", "{}"),
+            ("search-memory", "--json", "{}"),
+            ("search-memory", "--json", "x", "--channel", "{}"),
+            ("search", "--json", "--domain", "{}", "{}"),
+            ("append", "--json", "{}", "user", "{}"),
+            ("policy", "exclude", "--json", "{}"),
+        ]
+    ),
+    value=HOSTILE,
+)
+def test_any_argument_gives_a_result_or_one_json_error(
+    tmp_path_factory: pytest.TempPathFactory, run, command: tuple[str, ...], value: str
+) -> None:
+    """Whatever the value, `--json` prints one JSON document (a result or the error object)
+    and the exit code is documented; there is never a traceback."""
+    db = str(tmp_path_factory.getbasetemp() / "hostile.db")
+    args = [part.replace("{}", value) for part in command]
+    result = run("--db", db, *args)
+    assert result.code in (0, 1, 2)
+    document = json.loads(result.out)
+    if result.code != 0:
+        assert document == {"error": document["error"], "code": result.code}
+        assert "\n" not in document["error"] and len(document["error"]) <= ERROR_LINE_MAX_CHARS

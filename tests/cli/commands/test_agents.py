@@ -142,3 +142,18 @@ def test_mcp_creates_a_missing_database_and_logs_it(tmp_path: Path, run_script) 
     r = run_script("mcp", "--db", str(db), input="")  # stdin closes: the server ends at once
     assert r.code == 0 and r.out == "" and db.exists()
     assert f"recallbox: created database {db}" in r.err.splitlines()
+
+
+def test_mcp_on_a_port_in_use_is_one_error_and_exit_1(db: str, run_script) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = run_script("mcp", "--db", db, "--http", "--port", str(port))
+    assert (r.code, r.out) == (1, "")
+    assert r.error_line == (
+        f"the MCP server could not listen on 127.0.0.1:{port} "
+        "(the reason is logged above; pick another --port)"
+    )

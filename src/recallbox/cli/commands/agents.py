@@ -122,7 +122,15 @@ def mcp(
                 "recallbox: no --token given; this run's bearer token (send "
                 f"'Authorization: Bearer <token>'): {options.token}"
             )
-        serve(box, http=options)
+        try:
+            serve(box, http=options)
+        except SystemExit as exc:  # uvicorn exits (code 3) when it cannot bind
+            if exc.code in (0, None) or options is None:
+                raise
+            raise click.ClickException(
+                f"the MCP server could not listen on {options.host}:{options.port} "
+                "(the reason is logged above; pick another --port)"
+            ) from exc
 
 
 class HookGroup(RecallboxGroup):
