@@ -120,8 +120,10 @@ def test_thread_list_marks_quarantined_threads_and_excluded_sources(tmp_path: Pa
         "excluded sources (their threads and files are hidden from recall): private-notes.md",
     ]
     data = run("--db", db, "thread", "list", "--json").json()
-    assert [t["quarantined"] for t in data["threads"]] == [False, True]
-    assert data["excluded_sources"] == ["private-notes.md"]
+    assert [(t["channel"], t["quarantined"]) for t in data] == [
+        ("open:1", False),
+        ("secret:1", True),
+    ]
 
 
 def test_compact_with_summary_text_or_file(db: str, tmp_path: Path, run) -> None:

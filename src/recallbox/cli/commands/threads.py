@@ -138,8 +138,8 @@ def thread_list(ctx: click.Context, as_json: bool) -> None:
     with open_box(ctx) as box:
         threads = box.threads()
         policy = box.policy()
-    if as_json:
-        emit_json({"threads": threads, "excluded_sources": policy.excluded_sources})
+    if as_json:  # a list of threads, as before; `policy show --json` has the excluded sources
+        emit_json(threads)
         return
     lines = [_thread_line(t) for t in threads] or ["no threads yet"]
     click.echo("\n".join(lines + _policy_footer(policy)))
