@@ -14,7 +14,6 @@ from typing import Any
 
 import anyio
 import httpx2
-import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -172,26 +171,3 @@ def test_a_remote_bind_needs_the_generated_token(db_path: Path) -> None:
         proc.wait(timeout=20)
         if proc.stderr is not None:
             proc.stderr.close()
-
-
-def test_a_given_token_is_not_printed(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import click
-
-    from recallbox.cli import cli
-    from recallbox.cli.commands.agents import _http_options  # the option logic, no socket
-
-    ctx = click.Context(cli.commands["mcp"])
-    options, generated = _http_options(
-        ctx,
-        http=True,
-        host="10.0.0.5",
-        port=8766,
-        allow_remote=True,
-        allowed_host=(),
-        token="given",
-    )
-    assert options is not None and options.token == "given" and generated is False
-    options, generated = _http_options(
-        ctx, http=True, host=None, port=8766, allow_remote=False, allowed_host=(), token=None
-    )
-    assert options is not None and options.host == "127.0.0.1" and options.token is None

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 
 import recallbox
+from recallbox.cli import cli
+from recallbox.cli.commands.agents import http_options
 from recallbox.hooks import HOOK_OUTPUT_MAX_CHARS, claude_code_channel
 
 SESSION = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
@@ -156,4 +159,37 @@ def test_mcp_on_a_port_in_use_is_one_error_and_exit_1(db: str, run_script) -> No
     assert r.error_line == (
         f"the MCP server could not listen on 127.0.0.1:{port} "
         "(the reason is logged above; pick another --port)"
+    )
+
+
+def test_http_options_generate_a_token_only_for_a_remote_bind_without_one() -> None:
+    ctx = click.Context(cli.commands["mcp"])
+    options, generated = http_options(
+        ctx,
+        http=True,
+        host="10.0.0.5",
+        port=8766,
+        allow_remote=True,
+        allowed_host=(),
+        token="given",
+    )
+    assert options is not None and options.token == "given" and generated is False
+    options, generated = http_options(
+        ctx,
+        http=True,
+        host="0.0.0.0",
+        port=8766,
+        allow_remote=True,
+        allowed_host=("box.lan",),
+        token=None,
+    )
+    assert options is not None and options.token and generated is True
+    assert options.allowed_hosts == ("box.lan",)
+    options, generated = http_options(
+        ctx, http=True, host=None, port=8766, allow_remote=False, allowed_host=(), token=None
+    )
+    assert options is not None and (options.host, options.token, generated) == (
+        "127.0.0.1",
+        None,
+        False,
     )

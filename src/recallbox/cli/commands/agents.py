@@ -27,7 +27,7 @@ HTTP_ONLY_OPTIONS = ("host", "port", "allow_remote", "allowed_host", "token")
 """Options that mean nothing without ``--http`` (given on the command line: a usage error)."""
 
 
-def _http_options(
+def http_options(
     ctx: click.Context,
     *,
     http: bool,
@@ -105,7 +105,7 @@ def mcp(
 
     Example: claude mcp add recallbox -- recallbox mcp --db ~/agent.db
     """
-    options, generated = _http_options(
+    options, generated = http_options(
         ctx,
         http=http,
         host=host,
