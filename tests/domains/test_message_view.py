@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,7 +32,7 @@ def test_pages_tile_the_full_text_and_format_as_read_message(text: str, view: st
         assert len(full) == total
         tail = escape_for_audit(text) if view == "audit" else recallbox.normalize_text(text)
         assert full.endswith(tail)
-        for before, after in zip(found, found[1:], strict=False):
+        for before, after in itertools.pairwise(found):
             assert before.next_offset == after.offset == before.offset + len(before.text)
         for page in found:
             formatted = format_page(page, message.id)
@@ -68,7 +70,6 @@ def test_errors_are_read_message_s(box: recallbox.Box) -> None:
 def test_echoed_values_are_cut() -> None:
     assert clip("x" * 10_000) == "'" + "x" * 78 + "…"
     assert clip(10**5000) == "<int too long to print>"
-    with pytest.raises(InvalidArgument) as caught:
-        with recallbox.open(":memory:") as box:
-            box.message_page("m_0000000000000000", view="v" * 100_000)
+    with pytest.raises(InvalidArgument) as caught, recallbox.open(":memory:") as box:
+        box.message_page("m_0000000000000000", view="v" * 100_000)
     assert len(str(caught.value)) < 200
