@@ -377,3 +377,18 @@ class StoredOutput:
 
     view: str
     handle: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a message's full text (``box.message_page``, DESIGN §3.3).
+
+    ``text`` is the page itself (no continuation line); ``offset`` counts characters of the full
+    text (``total_chars`` long) where the page starts; ``next_offset`` is where the next page
+    starts, ``None`` on the last page.
+    """
+
+    text: str
+    offset: int
+    next_offset: int | None
+    total_chars: int
