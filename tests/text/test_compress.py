@@ -7,7 +7,7 @@ import random
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from recallbox import InvalidArgument
@@ -276,17 +276,18 @@ def _check_json(
         return
     if isinstance(original, dict):
         assert isinstance(shown, dict)
-        keys = [k for k in shown if not k.startswith("…elided")]
+        shown_keys = [k for k in shown if not k.startswith("…elided")]
+        keys = [k[1:] if k.startswith(("\\…elided", "\\\\")) else k for k in shown_keys]
         assert keys == list(original)[: len(keys)]
         if len(keys) < len(original):
             assert marks[path] == ("keys", len(original) - len(keys))
-        for key in keys:
+        for key, shown_key in zip(keys, shown_keys, strict=True):
             sub = (
                 f"{path}.{key}"
                 if key.isidentifier()
                 else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
             )
-            _check_json(original[key], shown[key], sub, marks)
+            _check_json(original[key], shown[shown_key], sub, marks)
     elif isinstance(original, list):
         assert isinstance(shown, list)
         if len(shown) == len(original):
@@ -332,6 +333,8 @@ _JSON = st.recursive(
     st.integers(min_value=MIN_VIEW_CHARS, max_value=4_000),
     st.booleans(),
 )
+# a real key that looks like our marker is escaped, never mistaken for an elision
+@example({f"k{i}": {"…elided": i, "\\x": [0] * 50} for i in range(40)}, 1_000, False)
 def test_json_views_are_valid_json_and_never_lose_a_key_silently(
     value: object, max_chars: int, has_handle: bool
 ) -> None:

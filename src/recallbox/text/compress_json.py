@@ -133,7 +133,9 @@ class _Pruner:
         shown = keys if len(keys) <= self.keys + 1 else keys[: self.keys]
         out: dict[str, Any] = {}
         for key in shown:
-            out[key] = self.prune(value[key], _key_path(path, key), depth + 1)
+            # a key that could pass for our marker is escaped like a string value
+            shown_key = "\\" + key if key.startswith(ESCAPED_STRING_PREFIXES) else key
+            out[shown_key] = self.prune(value[key], _key_path(path, key), depth + 1)
         rest = keys[len(shown) :]
         if rest:
             names = ", ".join(
