@@ -3,7 +3,7 @@
 Loaded by ``tests/conftest.py`` as a pytest plugin. The wheel bundles PostgreSQL 18 with
 ``pg_trgm``, ``pgvector`` and ``btree_gist``; :func:`postgres_server` starts one throwaway
 server per test session (``pgserver.get_server(dir, cleanup_mode="stop")``: ``initdb`` into a
-session temp folder, then ``pg_ctl start`` on a Unix socket only, no TCP port) and stops it at
+temp folder of its own, then ``pg_ctl start`` on a Unix socket only, no TCP port) and stops it at
 the end. Each test that asks for :func:`postgres_url` gets a fresh, empty database, dropped
 afterwards.
 
@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +53,7 @@ CREATE_DATABASE_OPTIONS = (
     "STRATEGY FILE_COPY"
 )
 DATABASE_PREFIX = "rb_test_"
+SERVER_DIR_PREFIX = "recallbox-pg-"
 
 
 @contextmanager
@@ -115,25 +118,32 @@ def _check(conn: psycopg.Connection[Any]) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresTestServer]:
+def postgres_server() -> Iterator[PostgresTestServer]:
     """One PostgreSQL server for the whole session (see the module docstring)."""
-    base = tmp_path_factory.mktemp("postgres")
-    with _runtime_dir(base / "runtime"):
-        import pgserver
-
-        started = time.perf_counter()
-        handle = pgserver.get_server(base / "pgdata", cleanup_mode="stop")
-        start_seconds = time.perf_counter() - started
-    server = PostgresTestServer(handle=handle, start_seconds=start_seconds)
+    # Trigger: pytest resets its base temp folder to mode 0700 whenever a session starts.
+    # Why: the server runs as another user (as root: ``pgserver``), which then loses its data
+    # directory mid-run when another pytest session starts on the machine.
+    # Outcome: the server lives in its own temp folder, removed after the server stops.
+    base = Path(tempfile.mkdtemp(prefix=SERVER_DIR_PREFIX))
     try:
-        with psycopg.connect(server.admin_url, autocommit=True) as conn:
-            for name, value in THROWAWAY_SETTINGS.items():
-                conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
-            conn.execute("SELECT pg_reload_conf()")
-            server.versions = _check(conn)
-        yield server
+        with _runtime_dir(base / "runtime"):
+            import pgserver
+
+            started = time.perf_counter()
+            handle = pgserver.get_server(base / "pgdata", cleanup_mode="stop")
+            start_seconds = time.perf_counter() - started
+        server = PostgresTestServer(handle=handle, start_seconds=start_seconds)
+        try:
+            with psycopg.connect(server.admin_url, autocommit=True) as conn:
+                for name, value in THROWAWAY_SETTINGS.items():
+                    conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+                conn.execute("SELECT pg_reload_conf()")
+                server.versions = _check(conn)
+            yield server
+        finally:
+            handle.cleanup()
     finally:
-        handle.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture
