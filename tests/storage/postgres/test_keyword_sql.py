@@ -210,7 +210,8 @@ def pg_scores(
         idf.append(bm25_idf(n_docs, int(df)) if terms else 0.0)
     where = "d.visible" + (" AND d.scope_id = %(scope)s" if scoped else "")
     params |= {"idf": idf, "avgdl": n_tokens / n_docs, "k1": BM25_K1, "b": BM25_B, "limit": DOCS}
-    rows = pg.execute(CORPUS.ranked_sql(where=where, key="d.uid"), params).fetchall()
+    multi = any(len(p) > 1 for p in phrases)
+    rows = pg.execute(CORPUS.ranked_sql(where=where, key="d.uid", multi=multi), params).fetchall()
     return {int(str(key)[1:]): float(score) for key, score in rows}
 
 

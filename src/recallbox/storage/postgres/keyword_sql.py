@@ -210,51 +210,48 @@ class KeywordCorpus:
         )
 
     # -- phrase frequencies and bm25() ----------------------------------------------------
-    def _freq_ctes(self, joins: str, where: str) -> str:
-        """CTEs ``cand`` (matching rows: id, fts_len) and ``freq`` (id, phrase, f > 0).
+    def _freq_ctes(self, joins: str, where: str, key: str, multi: bool) -> str:
+        """CTEs ending in ``freq (key, fts_len, phrase, f)``: each matching row that passes
+        ``where``, each query phrase it holds, and how often (``f > 0``).
 
-        Binds ``%(tsq)s``, ``%(terms)s`` and the :class:`QueryElements` arrays ``%(e_phrase)s``,
+        One pass over the rows: the ``tsvector`` rows found through the GIN index, plus the
+        overflow rows found through their terms; no ``tsvector`` is materialised, and
+        positions are read only when ``multi`` (some phrase has two or more terms). Binds
+        ``%(tsq)s``, ``%(terms)s`` and the :class:`QueryElements` arrays ``%(e_phrase)s``,
         ``%(e_offset)s``, ``%(e_term)s``, ``%(e_width)s``.
         """
         t = self.table
         cond = f" AND ({where})" if where else ""
+        occ = f"""
+            SELECT d.id, {key} AS key, d.fts_len, u.lexeme COLLATE "C" AS term,
+                   cardinality(u.positions) AS tf, u.positions::int[] AS pos
+            FROM {t} d {joins} CROSS JOIN LATERAL
+                unnest(ts_filter(setweight(d.fts, 'A', %(terms)s::text[]), '{{a}}')) AS u
+            WHERE d.fts @@ %(tsq)s::tsquery{cond}
+            UNION ALL
+            SELECT d.id, {key}, d.fts_len, o.term, cardinality(o.positions), o.positions
+            FROM {self.overflow} o JOIN {t} d ON d.id = o.doc_id {joins}
+            WHERE o.term = ANY(%(terms)s::text[]) AND d.fts IS NULL{cond}"""
+        single = """
+            SELECT occ.key, occ.fts_len, e.phrase, occ.tf::bigint AS f
+            FROM occ JOIN q_elem e ON e.term = occ.term AND e.width = 1"""
+        several = """
+            UNION ALL
+            SELECT key, fts_len, phrase, count(*) AS f FROM (
+                SELECT occ.id, occ.key, occ.fts_len, e.phrase, p - e.off AS start
+                FROM occ JOIN q_elem e ON e.term = occ.term AND e.width > 1
+                CROSS JOIN LATERAL unnest(occ.pos) AS p
+                GROUP BY occ.id, occ.key, occ.fts_len, e.phrase, p - e.off
+                HAVING count(*) = max(e.width)
+            ) AS starts GROUP BY id, key, fts_len, phrase"""
         return f"""
         q_elem AS (
             SELECT * FROM unnest(%(e_phrase)s::int[], %(e_offset)s::int[],
                                  %(e_term)s::text[], %(e_width)s::int[])
                 AS e(phrase, off, term, width)
         ),
-        cand AS (
-            SELECT d.id, d.fts, d.fts_len FROM {t} d {joins}
-            WHERE d.fts @@ %(tsq)s::tsquery{cond}
-            UNION ALL
-            SELECT d.id, NULL::tsvector, d.fts_len FROM {t} d {joins}
-            WHERE d.fts IS NULL AND d.id IN (
-                SELECT o.doc_id FROM {self.overflow} o WHERE o.term = ANY(%(terms)s::text[])
-            ){cond}
-        ),
-        occ AS (
-            SELECT c.id, u.lexeme COLLATE "C" AS term, u.positions::int[] AS pos
-            FROM cand c CROSS JOIN LATERAL
-                unnest(ts_filter(setweight(c.fts, 'A', %(terms)s::text[]), '{{a}}')) AS u
-            WHERE c.fts IS NOT NULL
-            UNION ALL
-            SELECT o.doc_id, o.term, o.positions FROM {self.overflow} o
-            JOIN cand c ON c.id = o.doc_id AND c.fts IS NULL
-            WHERE o.term = ANY(%(terms)s::text[])
-        ),
-        freq AS (
-            SELECT occ.id, e.phrase, cardinality(occ.pos)::bigint AS f
-            FROM occ JOIN q_elem e ON e.term = occ.term AND e.width = 1
-            UNION ALL
-            SELECT id, phrase, count(*) AS f FROM (
-                SELECT occ.id, e.phrase, p - e.off AS start
-                FROM occ JOIN q_elem e ON e.term = occ.term AND e.width > 1
-                CROSS JOIN LATERAL unnest(occ.pos) AS p
-                GROUP BY occ.id, e.phrase, p - e.off
-                HAVING count(*) = max(e.width)
-            ) AS starts GROUP BY id, phrase
-        )"""
+        occ AS {"MATERIALIZED" if multi else "NOT MATERIALIZED"} ({occ}),
+        freq AS ({single}{several if multi else ""})"""
 
     def phrase_df_sql(self, scoped: bool) -> str:
         """``(phrase, df)``: rows (of ``%(scope)s``, or all) holding each phrase at least once.
@@ -263,28 +260,28 @@ class KeywordCorpus:
         """
         where = f"d.{self.scope_column} = %(scope)s" if scoped else ""
         return (
-            f"WITH {self._freq_ctes('', where)} "
+            f"WITH {self._freq_ctes('', where, 'd.id', True)} "
             "SELECT phrase, count(*)::bigint FROM freq GROUP BY phrase"
         )
 
-    def ranked_sql(self, *, joins: str = "", where: str = "", key: str = "d.id") -> str:
+    def ranked_sql(
+        self, *, joins: str = "", where: str = "", key: str = "d.id", multi: bool = True
+    ) -> str:
         """The matching rows that pass ``where`` with FTS5's ``−bm25()`` score, best first.
 
         ``joins``/``where`` restrict the rows (searchable, privacy gate, channel) over the
         table aliased ``d``; ``key`` is the column returned and the tie-break (a text key is
-        declared ``COLLATE "C"``: code-point order, like SQLite's). Binds, besides :meth:`_freq_ctes`' parameters, ``%(idf)s`` (one per phrase),
-        ``%(avgdl)s``, ``%(k1)s``, ``%(b)s`` and ``%(limit)s``.
+        declared ``COLLATE "C"``: code-point order, like SQLite's). ``multi=False`` is the
+        faster statement for queries whose phrases are all single terms. Binds, besides the
+        parameters of the phrase frequencies, ``%(idf)s`` (one per phrase), ``%(avgdl)s``,
+        ``%(k1)s``, ``%(b)s`` and ``%(limit)s``.
         """
-        t = self.table
         return f"""
-        WITH {self._freq_ctes(joins, where)},
-        q_idf AS (SELECT * FROM unnest(%(idf)s::float8[]) WITH ORDINALITY AS i(idf, phrase))
-        SELECT {key} AS key, sum(
-            i.idf * ((f.f * (%(k1)s::float8 + 1.0))
-            / (f.f + %(k1)s::float8 * (1.0 - %(b)s::float8
-                + %(b)s::float8 * c.fts_len / %(avgdl)s::float8)))
+        WITH {self._freq_ctes(joins, where, key, multi)}
+        SELECT key, sum(
+            (%(idf)s::float8[])[phrase] * ((f * (%(k1)s::float8 + 1.0))
+            / (f + %(k1)s::float8 * (1.0 - %(b)s::float8
+                + %(b)s::float8 * fts_len / %(avgdl)s::float8)))
         ) AS score
-        FROM freq f JOIN cand c ON c.id = f.id JOIN q_idf i ON i.phrase = f.phrase
-        JOIN {t} d ON d.id = c.id
-        GROUP BY {key} ORDER BY score DESC, {key} LIMIT %(limit)s
+        FROM freq GROUP BY key ORDER BY score DESC, key LIMIT %(limit)s
         """
