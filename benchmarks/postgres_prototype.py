@@ -376,10 +376,18 @@ def bench_literal(
 # -- vectors -----------------------------------------------------------------------------------
 
 
+#: Norm of the noise around a thread's topic direction (0: every vector of a thread is equal).
+TOPIC_SPREAD = 0.6
+
+
 def unit(rng: random.Random, center: list[float] | None = None) -> list[float]:
-    v = [rng.gauss(0, 1) + (c * 2 if center else 0) for c in (center or [0.0] * DIM)]
-    norm = math.sqrt(sum(x * x for x in v))
-    return [x / norm for x in v]
+    """A random unit vector, or one near ``center`` (a thread's topic, like real embeddings)."""
+    noise = [rng.gauss(0, 1) for _ in range(DIM)]
+    if center is not None:
+        scale = TOPIC_SPREAD / math.sqrt(sum(x * x for x in noise))
+        noise = [c + x * scale for c, x in zip(center, noise, strict=True)]
+    norm = math.sqrt(sum(x * x for x in noise))
+    return [x / norm for x in noise]
 
 
 def literal_vec(v: Sequence[float]) -> str:
@@ -511,13 +519,27 @@ def bench_ordering(url: str, per_process: int) -> dict[str, Any]:
     return out
 
 
+ALL_SECTIONS = {"tokenizer", "keyword", "literal", "vector", "ordering"}
+
+
+def results_merged(args: argparse.Namespace, sections: set[str]) -> bool:
+    """True when this run updates some sections of an existing result file."""
+    return bool(args.out.exists() and sections != ALL_SECTIONS)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--vectors", type=int, default=50_000)
     parser.add_argument("--appends", type=int, default=1_000, help="per process")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--sections",
+        default="tokenizer,keyword,literal,vector,ordering",
+        help="comma-separated; a subset updates only those entries of an existing --out",
+    )
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
     rng = random.Random(1)
     words = Words(rng)
     texts = [words.text() for _ in range(args.messages)]
@@ -525,30 +547,48 @@ def main() -> None:
     server = start_server(base)
     try:
         url = server.get_uri("bench")
-        results: dict[str, Any] = {"server_start_seconds": None}
+        results: dict[str, Any] = {}
+        if args.out.exists() and sections != {
+            "tokenizer",
+            "keyword",
+            "literal",
+            "vector",
+            "ordering",
+        }:
+            results = json.loads(args.out.read_text(encoding="utf-8"))["results"]
         with psycopg.connect(url, autocommit=True) as pg:
             pg.execute("CREATE EXTENSION pg_trgm; CREATE EXTENSION vector")
-            results["tokenizer"] = bench_tokenizer(texts[:20_000])
-            print("tokenizer", results["tokenizer"], flush=True)
-            results["keyword"] = bench_keyword(pg, texts, words)
-            print("keyword", results["keyword"], flush=True)
-            results["literal"] = bench_literal(pg, texts, words)
-            print("literal", results["literal"], flush=True)
-            results["vector"] = bench_vector(pg, args.vectors)
-            print("vector", results["vector"], flush=True)
-        results["ordering"] = bench_ordering(url, args.appends)
-        print("ordering", results["ordering"], flush=True)
+            if "tokenizer" in sections:
+                results["tokenizer"] = bench_tokenizer(texts[:20_000])
+            if "keyword" in sections or "literal" in sections:
+                results["keyword"] = bench_keyword(pg, texts, words)
+            if "literal" in sections:
+                results["literal"] = bench_literal(pg, texts, words)
+            if "vector" in sections:
+                results["vector"] = bench_vector(pg, args.vectors)
+        if "ordering" in sections:
+            results["ordering"] = bench_ordering(url, args.appends)
+        print(json.dumps(results, indent=1), flush=True)
     finally:
         server.cleanup()
         shutil.rmtree(base, ignore_errors=True)
-    results.pop("server_start_seconds")
+    previous = (
+        json.loads(args.out.read_text(encoding="utf-8")) if results_merged(args, sections) else {}
+    )
     record = {
         "benchmark": "postgres_prototype",
         "commit": commit(),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
-        "command": f"python benchmarks/postgres_prototype.py --messages {args.messages} "
-        f"--vectors {args.vectors} --appends {args.appends}",
+        "command": "; ".join(
+            c
+            for c in (
+                previous.get("command"),
+                f"python benchmarks/postgres_prototype.py --messages {args.messages} "
+                f"--vectors {args.vectors} --appends {args.appends} --sections {args.sections}",
+            )
+            if c
+        ),
         "dataset": f"synthetic: {args.messages} messages, threads of {THREAD_MESSAGES}, "
         f"Zipf vocabulary of {VOCABULARY}, {CJK_SHARE:.0%} Chinese",
         "results": results,

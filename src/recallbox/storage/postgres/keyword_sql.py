@@ -15,7 +15,9 @@ adds, for a table ``T`` (``docs/postgres.md`` has the reasoning and the figures)
   triggers (transition tables) on ``T`` and on the overflow table. A writer touches only its own
   scope's rows (never one hot global row); a query sums the rows of the scopes it covers.
 
-Statistics count every row of the table, excluded ones included, as FTS5's do.
+Statistics count every row of the table, excluded ones included, as FTS5's do. Overflow rows
+are only ever inserted and deleted (a document that changes, or moves scope, has its overflow
+rows deleted and written again), so their triggers cover insert and delete.
 
 :meth:`KeywordCorpus.ranked_sql` scores the matching rows exactly as FTS5's ``bm25()`` does::
 
