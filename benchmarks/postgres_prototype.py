@@ -38,6 +38,7 @@ from typing import Any
 
 import apsw
 import psycopg
+from thread_search import percentile, summary  # the same p50/p95 as the other benchmarks
 
 from recallbox.ranking.bm25 import BM25_B, BM25_K1, bm25_idf
 from recallbox.storage.postgres.keyword import keyword_document, phrase_terms, tsquery_literal
@@ -57,19 +58,6 @@ TOP_K = 10
 BATCH = 1_000
 DIM = 384
 APPENDERS = 4
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {
-        "p50_ms": round(percentile(values, 50) * 1000, 3),
-        "p95_ms": round(percentile(values, 95) * 1000, 3),
-        "samples": len(values),
-    }
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
