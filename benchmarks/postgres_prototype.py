@@ -20,6 +20,7 @@ Writes ``benchmarks/results/postgres_prototype.json``.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import multiprocessing
@@ -559,6 +560,7 @@ def main() -> None:
         print(json.dumps(results, indent=1), flush=True)
     finally:
         server.cleanup()
+        atexit.unregister(server._cleanup)  # it would take its lock file in ``base`` again
         shutil.rmtree(base, ignore_errors=True)
     previous = (
         json.loads(args.out.read_text(encoding="utf-8")) if results_merged(args, sections) else {}

@@ -29,6 +29,7 @@ Notes:
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import shutil
@@ -142,6 +143,8 @@ def postgres_server() -> Iterator[PostgresTestServer]:
             yield server
         finally:
             handle.cleanup()
+            # pgserver also cleans up at exit, taking its lock file again in ``base``.
+            atexit.unregister(handle._cleanup)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
