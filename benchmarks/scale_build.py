@@ -123,7 +123,11 @@ def embed(db: Path) -> dict[str, Any]:
     with recallbox.open(db, embedder="hash") as box:
         count = box.embed_all()
     seconds = time.perf_counter() - started
-    return {"vectors": count, "embed_seconds": round(seconds, 1), "embed_per_s": _rate(count, seconds)}
+    return {
+        "vectors": count,
+        "embed_seconds": round(seconds, 1),
+        "embed_per_s": _rate(count, seconds),
+    }
 
 
 # The searchable messages of DESIGN §3.2 in search order (the naive baselines read them).
