@@ -680,9 +680,9 @@ class PlanV3:
 
     def count_beyond(self, seen: set[int]) -> tuple[int, bool]:
         """(candidates not in ``seen``, exact) — exact: every one is a real match."""
-        return sum(1 for i in self.list if i not in seen), self.exact or not self.walk and len(
-            self.list
-        ) <= RECHECK_MAX
+        return sum(1 for i in self.list if i not in seen), self.exact or (
+            not self.walk and len(self.list) <= RECHECK_MAX
+        )
 
 
 def fast_match_spans(text: str, term: str, *, case_sensitive: bool) -> Iterator[tuple[int, int]]:
@@ -753,10 +753,10 @@ def search_literal_v3(store: V3Store, query: str, channel: str | None) -> str:
         # offered again in both passes; offer() is idempotent), else a lower bound from exact
         # index candidates, else (superset candidates) what a bounded read verified.
         emitted = {k[0] for k, _ in collector.blocks}
-        rest = [[i for i in p.list if i not in read or True] for p in plans]
+        rest = [list(p.list) for p in plans]
         total = sum(len(r) for r in rest)
         if not any(p.walk for p in plans) and total <= COUNT_BUDGET + len(emitted) + CHUNK:
-            for plan, ids in zip(plans, rest):
+            for plan, ids in zip(plans, rest, strict=True):
                 for cs in (True, False):
                     offer_rows(plan, iter(ids), cs, False)
         elif all(p.exact for p in plans):
@@ -764,7 +764,7 @@ def search_literal_v3(store: V3Store, query: str, channel: str | None) -> str:
             exact = False
         else:
             budget = COUNT_BUDGET
-            for plan, ids in zip(plans, rest):
+            for plan, ids in zip(plans, rest, strict=True):
                 chunk = ids[:budget]
                 budget -= len(chunk)
                 for cs in (True, False):
