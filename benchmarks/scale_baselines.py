@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import shutil
 import subprocess
 import time
@@ -89,11 +90,17 @@ def grep_tools() -> dict[str, list[str]]:
 
 
 def time_grep(command: list[str], queries: list[str], export: Path) -> list[float]:
-    timings = []
+    """Wall seconds per query (with the child's CPU seconds in ``.cpu``)."""
+    from scale import Timings
+
+    timings = Timings()
     for query in queries:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         subprocess.run([*command, query, str(export)], capture_output=True, check=False)
         timings.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        timings.cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return timings
 
 
