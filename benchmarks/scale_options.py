@@ -39,7 +39,7 @@ sys.path[:0] = [str(HERE.parent / "src"), str(HERE)]
 import apsw  # noqa: E402
 import scale_baselines as base  # noqa: E402
 import scale_data as data  # noqa: E402
-from scale import CAP_NOTES, summary  # noqa: E402
+from scale import CAP_NOTES, Timings, summary  # noqa: E402
 
 from recallbox.domains.threads import search_literal  # noqa: E402
 from recallbox.storage.base import CandidateStream, SearchableMessage  # noqa: E402
@@ -253,24 +253,28 @@ def run(
         _threads.match_spans = _ORIGINAL_MATCH_SPANS
         if option.startswith("v3_"):
             search = search_literal_v3
-        if option.endswith("+fast"):
+        if "+fast" in option:
             _threads.match_spans = fast_match_spans  # both sides: the naive uses it too
-            store = V3Store(db, option[3:-5])
+            lazy = option.endswith("+lazy")
+            store = V3Store(db, option[3:].split("+")[0], lazy=lazy,
+                            sort_max=LAZY_SORT_MAX if lazy else 0)  # fmt: skip
         if option == "full_v2":
             with store.pool.reading() as conn:
                 conn.execute(VOCAB_SQL)
         for q in queries:  # warm-up
             search(store, q, None)  # type: ignore[arg-type]
-        times: list[float] = []
+        times = Timings()
         outputs: dict[str, str] = {}
         per_query: dict[str, float] = {}
         store.candidates = 0
         for _ in range(passes):
             for q in queries:
+                cpu = time.process_time()
                 started = time.perf_counter()
                 outputs[q] = search(store, q, None)  # type: ignore[arg-type]
                 elapsed = time.perf_counter() - started
                 times.append(elapsed)
+                times.cpu.append(time.process_time() - cpu)
                 per_query[q] = max(per_query.get(q, 0.0), elapsed)
         results[option] = {
             "latency": summary(times),
@@ -314,11 +318,15 @@ def stress(db: Path, option: str) -> dict[str, Any]:
     conn.execute(VOCAB_SQL)
     conn.close()
     search = {"full_v2": search_literal_v2}.get(option, search_literal)
-    table = option[3:].removesuffix("+fast")
+    table = option[3:].split("+")[0]
     if option.startswith("v3_"):
         build_v3(db, [table])
         search = search_literal_v3
-    store = V3Store(db, table) if option.startswith("v3_") else OptionStore(db, option)
+    store = (
+        V3Store(db, table, lazy=option.endswith("+lazy"))
+        if option.startswith("v3_")
+        else OptionStore(db, option)
+    )
     naive = base.NaiveStore(db)
     times = []
     same = 0
@@ -356,7 +364,9 @@ def main() -> None:
     naive = base.NaiveStore(args.db)
     report["options"] = run(args.db, args.meta, args.options.split(","), naive, args.passes)
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
-    previous[args.db.name] = report
+    old = previous.get(args.db.name, {})
+    report["options"] = {**old.get("options", {}), **report["options"]}
+    previous[args.db.name] = {**old, **report}
     args.out.write_text(json.dumps(previous, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -527,6 +537,8 @@ OptionStore._uids = _uids  # type: ignore[attr-defined]
 THREAD_SHIFT = 32
 SEQ_MASK = (1 << THREAD_SHIFT) - 1
 RECHECK_MAX = 200  # AND-of-trigrams candidates read and rechecked directly (no phrase)
+COUNT_LIST = 1_100  # exact candidates listed for a term that only counts (LITERAL_COUNT_LIMIT+)
+LAZY_SORT_MAX = 5_000
 SEARCHABLE_ROWS = "kind = 'message' AND model_visible = 1 AND pending = 0 AND superseded_by IS NULL"
 V3_BUILD = {
     "lit_full": [
@@ -569,9 +581,11 @@ def build_v3(db: Path, tables: list[str]) -> dict[str, float]:
 class V3Store(OptionStore):
     """Thread order metadata (would be columns in phase 2: generations.first_seq)."""
 
-    def __init__(self, db: Path, table: str) -> None:
+    def __init__(self, db: Path, table: str, *, lazy: bool = False, sort_max: int = 0) -> None:
         super().__init__(db, "v3")
         self.table = table
+        self.lazy = lazy
+        self.sort_max = sort_max or SORT_MAX
         with self.pool.reading() as conn:
             self.threads = {
                 int(r[0]): (str(r[1]), str(r[2]), bool(r[3]))
@@ -637,7 +651,9 @@ class V3Store(OptionStore):
 class PlanV3:
     """One term's candidates in §3.2 order from the per-thread-keyed trigram index."""
 
-    def __init__(self, store: V3Store, term: str, channel: str | None) -> None:
+    def __init__(
+        self, store: V3Store, term: str, channel: str | None, count_only: bool = False
+    ) -> None:
         self.store, self.term, self.channel = store, term, channel
         self.threads = store.scope(channel)
         store.rank = {t: i for i, t in enumerate(store.order)}
@@ -645,6 +661,12 @@ class PlanV3:
         self.and_match = " AND ".join(quote_phrase(g) for g in grams)
         self.phrase_match = quote_phrase(term) if store.table == "lit_full" else self.and_match
         allowed = set(self.threads)
+        if count_only and store.table == "lit_full":
+            # the windows are full: this term only counts, so LIMIT the exact MATCH
+            self.list = [i for i in store.ids(self.phrase_match, self.threads, COUNT_LIST, channel)
+                         if (i >> THREAD_SHIFT) in allowed]  # fmt: skip
+            self.exact, self.walk = True, False
+            return
         probe = [i for i in store.ids(self.and_match, self.threads, RECHECK_MAX + 1, channel)
                  if (i >> THREAD_SHIFT) in allowed]  # fmt: skip
         self.exact = False
@@ -652,10 +674,10 @@ class PlanV3:
         if len(probe) <= RECHECK_MAX:
             self.list = sorted(probe, key=store.key)  # a superset, every one rechecked
         else:
-            found = [i for i in store.ids(self.phrase_match, self.threads, SORT_MAX + 1, channel)
+            found = [i for i in store.ids(self.phrase_match, self.threads, store.sort_max + 1, channel)
                      if (i >> THREAD_SHIFT) in allowed]  # fmt: skip
             self.exact = store.table == "lit_full"
-            if len(found) <= SORT_MAX:
+            if len(found) <= store.sort_max:
                 self.list = sorted(found, key=store.key)
             else:
                 self.list = found  # only counted; the order comes from the walk
@@ -739,7 +761,7 @@ def search_literal_v3(store: V3Store, query: str, channel: str | None) -> str:
                     if collector.done:
                         break
             continue
-        plan = PlanV3(store, term, channel)
+        plan = PlanV3(store, term, channel, count_only=store.lazy and collector.full)
         plans.append(plan)
         if collector.full:
             continue
