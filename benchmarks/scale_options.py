@@ -661,18 +661,17 @@ class PlanV3:
         self.and_match = " AND ".join(quote_phrase(g) for g in grams)
         self.phrase_match = quote_phrase(term) if store.table == "lit_full" else self.and_match
         allowed = set(self.threads)
-        if count_only and store.table == "lit_full":
-            # the windows are full: this term only counts, so LIMIT the exact MATCH
-            self.list = [i for i in store.ids(self.phrase_match, self.threads, COUNT_LIST, channel)
-                         if (i >> THREAD_SHIFT) in allowed]  # fmt: skip
-            self.exact, self.walk = True, False
-            return
         probe = [i for i in store.ids(self.and_match, self.threads, RECHECK_MAX + 1, channel)
                  if (i >> THREAD_SHIFT) in allowed]  # fmt: skip
         self.exact = False
         self.walk = False
         if len(probe) <= RECHECK_MAX:
             self.list = sorted(probe, key=store.key)  # a superset, every one rechecked
+        elif count_only and store.table == "lit_full":
+            # the windows are full: this term only counts, so LIMIT the exact MATCH
+            self.list = [i for i in store.ids(self.phrase_match, self.threads, COUNT_LIST, channel)
+                         if (i >> THREAD_SHIFT) in allowed]  # fmt: skip
+            self.exact = True
         else:
             found = [i for i in store.ids(self.phrase_match, self.threads, store.sort_max + 1, channel)
                      if (i >> THREAD_SHIFT) in allowed]  # fmt: skip
