@@ -162,3 +162,23 @@ def test_the_stream_says_when_the_limit_cut_candidates(
     assert [m.id for m in cut] == ids[:3] and cut.truncated
     whole = box.store.literal_candidates("omega", channel=None, case_sensitive=True, limit=5)
     assert [m.id for m in whole] == ids and not whole.truncated
+
+
+def test_a_quarantine_committed_before_the_stream_is_read_lets_nothing_through(
+    box: recallbox.Box,
+) -> None:
+    """The privacy race of #9: the lazy second step must re-apply the thread gate."""
+    box.append_many("secret", [{"role": "user", "content": f"needle {i}"} for i in range(200)])
+    stream = box.store.literal_candidates("needle", channel=None, case_sensitive=True, limit=1000)
+    box.quarantine("secret")
+    assert [m.id for m in stream] == []
+
+
+def test_an_exclusion_committed_before_the_stream_is_read_lets_nothing_through(
+    box: recallbox.Box,
+) -> None:
+    box.append_many("imported", [{"role": "user", "content": f"needle {i}"} for i in range(200)])
+    box.store.set_thread_source("imported", "secret.jsonl", None)
+    stream = box.store.literal_candidates("needle", channel=None, case_sensitive=True, limit=1000)
+    box.exclude_source("secret.jsonl")
+    assert [m.id for m in stream] == []

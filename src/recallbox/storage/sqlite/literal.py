@@ -269,7 +269,10 @@ def filter_sql(term: str, *, case_sensitive: bool, ids: int) -> tuple[str, list[
     marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
     sql = (
         f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks}) AND m.kind = ?{ids + 1} "
-        "AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL"
+        "AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL "
+        # The gate again: the rows are read lazily, after step 1, and a quarantine or an
+        # exclusion may have committed in between.
+        f"AND {THREAD_ALLOWED_SQL}"
     )
     values = [SEARCHABLE_KIND]
     if case_sensitive or not has_non_ascii_case(term):
