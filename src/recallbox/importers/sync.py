@@ -33,16 +33,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from recallbox.domains.chunking import rechunk
 from recallbox.domains.privacy import file_identity, normalize_source_name
-from recallbox.domains.transcripts import chunk_messages
 from recallbox.errors import InvalidArgument, NotFound
-from recallbox.importers._sync_rows import (
-    Counts,
-    SyncStore,
-    ThreadTouch,
-    Writer,
-    item_key,
-)
+from recallbox.importers._sync_rows import Counts, ThreadTouch, Writer, item_key
 from recallbox.importers.claude_stream import ClaudeCodeReader
 from recallbox.importers.codex_stream import CodexReader
 from recallbox.importers.openai_json import parse_openai
@@ -60,10 +54,7 @@ from recallbox.importers.stream import (
     decode_line,
     read_lines,
 )
-from recallbox.storage.base import (
-    ImportFile,
-    ImportNode,
-)
+from recallbox.storage.base import ImportFile, ImportNode, SyncStore
 from recallbox.text.normalize import normalize_text
 from recallbox.types import FileImportReport, ImportProgress, ImportReport, SkippedRecord
 
@@ -534,14 +525,6 @@ class _FileSync:
                 self.store.set_thread_times(
                     channel, touch.first, touch.last, replace_last=touch.created
                 )
-
-
-def rechunk(store: SyncStore, channel: str, changed_from: int) -> int:
-    """Re-chunk a thread from the chunk holding its first change at ``changed_from`` (DESIGN
-    §4.5: lines appended to a transcript replace only its last chunk). Returns chunks written."""
-    start = store.chunk_restart_seq(channel, changed_from)
-    sources = store.iter_chunk_sources(channel, start)
-    return store.replace_transcript_chunks(channel, start, chunk_messages(sources))
 
 
 def _line_start(path: Path, line_number: int) -> tuple[int, int, str]:
