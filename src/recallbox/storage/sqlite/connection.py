@@ -6,7 +6,8 @@ by a re-entrant lock, since every in-memory connection would be a different data
 
 Driver errors stop here: every read, write and snapshot runs inside :func:`driver_errors`,
 which turns the apsw errors a person can act on (a file that is not a database, a damaged
-file, an unopenable or read-only location, a full disk, a lock held too long) into
+file — a text that is not UTF-8 included —, an unopenable or read-only location, a full disk,
+a lock held too long) into
 :class:`~recallbox.errors.StoreUnavailable` naming the fix.
 """
 
@@ -32,9 +33,10 @@ def _create_private_file(path: Path) -> None:
     """Create ``path`` with mode 0600 (and its parent directories) when it does not exist."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE)
-    except FileExistsError:
-        return
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE)
+        except FileExistsError:
+            return
     except OSError as exc:
         raise StoreUnavailable(
             f"cannot create the database file {str(path)!r} ({exc.strerror or exc}); choose "
@@ -85,6 +87,10 @@ def driver_errors(path: str) -> Iterator[None]:
         if translated is None:
             raise
         raise translated from exc
+    except UnicodeDecodeError as exc:  # recallbox only ever stores valid UTF-8 text
+        raise StoreUnavailable(
+            f"the database {path!r} is damaged (a text is not UTF-8); {REPAIR_HINT}"
+        ) from exc
 
 
 class ConnectionPool:
