@@ -21,7 +21,7 @@ import apsw
 from recallbox.storage.queries import CORPUS_TRANSCRIPT_CHUNK, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import TRANSCRIPT_CHUNKS
-from recallbox.storage.sqlite.visibility import MESSAGE_VISIBLE_SQL, THREAD_ALLOWED_SQL, narrowing
+from recallbox.storage.sqlite.visibility import MESSAGE_VISIBLE_SQL, THREAD_ALLOWED_SQL
 from recallbox.storage.values import ChunkRow, ChunkSource, TranscriptChunk
 from recallbox.text.cjk import segment
 
@@ -200,7 +200,7 @@ class ChunksMixin:
 
     def chunk_rows(self, ids: Sequence[str], *, where: SearchFilter) -> dict[str, ChunkRow]:
         c = TRANSCRIPT_CHUNKS
-        narrow = narrowing(where, scope_sql=c.scope)
+        narrow = c.narrow(where)
         if not ids:
             return {}
         sql = (

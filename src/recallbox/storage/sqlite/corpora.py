@@ -2,9 +2,9 @@
 
 The keyword index (``keyword.py``) and the vectors (``vector_index.py``) are written once,
 over a :class:`Corpus`; a new domain adds its tables in a migration and one descriptor here
-(its ranked FTS5 index, its public id, its part of the visibility rule, what it embeds). Every
-statement built from a descriptor joins ``threads t`` and applies
-:data:`~recallbox.storage.sqlite.visibility.THREAD_ALLOWED_SQL` next to :attr:`Corpus.visible`.
+(its ranked FTS5 index, its public id, its part of the visibility rule, its privacy gate, what
+it embeds). Every statement built from a descriptor adds :attr:`Corpus.joins` and applies
+:attr:`Corpus.rule` (the row's part and the gate) and :meth:`Corpus.narrow` (the filter).
 """
 
 from __future__ import annotations
@@ -14,9 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from recallbox.errors import InvalidArgument
-from recallbox.storage.queries import CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK
+from recallbox.storage.queries import CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK, SearchFilter
 from recallbox.storage.sqlite.rows import json_list
-from recallbox.storage.sqlite.visibility import MESSAGE_VISIBLE_SQL, THREAD_ALLOWED_SQL
+from recallbox.storage.sqlite.visibility import (
+    MESSAGE_VISIBLE_SQL,
+    THREAD_ALLOWED_SQL,
+    Clause,
+    narrowing,
+)
 from recallbox.storage.values import parse_chunk_id
 
 #: The public chunk id of ``transcript_chunks c JOIN threads t``.
@@ -48,14 +53,18 @@ class Corpus:
         table, alias: the content table and its alias in every statement.
         fts: the ranked FTS5 index (its ``_docsize`` shadow table holds row token counts).
         public_id: SQL of a row's public id.
-        visible: the row's own part of the visibility rule (the thread gate is added).
-        embeddable: the rows whose text may be embedded (the thread gate is added).
+        visible: the row's own part of the visibility rule (the gate is added).
+        embeddable: the rows whose text may be embedded (the gate is added).
         text: SQL of the text a vector describes.
         drilled: the rows the hit-log records a drill for (the lazy embedding pass).
         keys_from: a ``FROM`` that resolves the JSON array bound first (from :attr:`keys`) to
-            rows ``alias`` joined to ``threads t``, in the order given; ``given`` is the id it
-            was asked for.
+            rows ``alias`` with :attr:`joins`, in the order given; ``given`` is the id it was
+            asked for.
         keys: the JSON array of lookup keys for a list of public ids (unparseable ids dropped).
+        joins: the joins from a row to what :attr:`gate` reads (its thread ``t``).
+        gate: the stored privacy policy's condition (quarantine, excluded sources).
+        channel_sql: the column a filter's channel is compared with (``None``: no channels).
+        source_sql: the column of the normalised source name per-call exclusions compare with.
         scope: the corpus's scope condition with one ``{}`` placeholder, or ``None``.
     """
 
@@ -71,17 +80,35 @@ class Corpus:
     keys_from: str
     given: str
     keys: Callable[[Sequence[str]], str]
+    joins: str
+    gate: str = THREAD_ALLOWED_SQL
+    channel_sql: str | None = "t.channel"
+    source_sql: str = "t.source"
     scope: str | None = None
 
     @property
     def rows_from(self) -> str:
-        """``<table> <alias> JOIN threads t``."""
-        return f"{self.table} {self.alias} JOIN threads t ON t.id = {self.alias}.thread_id"
+        """``<table> <alias> <joins>``."""
+        return f"{self.table} {self.alias} {self.joins}"
 
     @property
     def rule(self) -> str:
         """The whole visibility rule of a row of this corpus."""
-        return f"{self.visible} AND {THREAD_ALLOWED_SQL}"
+        return f"{self.visible} AND {self.gate}"
+
+    def narrow(self, where: SearchFilter, *, first: int | None = None) -> Clause:
+        """The conditions ``where`` adds (see :func:`~recallbox.storage.sqlite.visibility.narrowing`).
+
+        Raises:
+            UnsupportedFilter: a channel or scope this corpus does not have.
+        """
+        return narrowing(
+            where,
+            scope_sql=self.scope,
+            channel_sql=self.channel_sql,
+            source_sql=self.source_sql,
+            first=first,
+        )
 
     @property
     def fresh_vector(self) -> str:
@@ -108,6 +135,7 @@ MESSAGES = Corpus(
     "JOIN threads t ON t.id = m.thread_id",
     given="j.value",
     keys=_message_keys,
+    joins="JOIN threads t ON t.id = m.thread_id",
 )
 
 TRANSCRIPT_CHUNKS = Corpus(
@@ -126,6 +154,7 @@ TRANSCRIPT_CHUNKS = Corpus(
     "AND c.part = j.value ->> 2",
     given="j.value ->> 3",
     keys=_chunk_keys,
+    joins="JOIN threads t ON t.id = c.thread_id",
 )
 
 CORPORA: dict[str, Corpus] = {corpus.name: corpus for corpus in (MESSAGES, TRANSCRIPT_CHUNKS)}

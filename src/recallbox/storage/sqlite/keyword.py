@@ -22,7 +22,7 @@ from recallbox.storage.queries import LexicalQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import corpus_of
 from recallbox.storage.sqlite.match import any_of, phrase_strings
-from recallbox.storage.sqlite.visibility import narrowing, thread_gate, without_channel
+from recallbox.storage.sqlite.visibility import thread_gate, without_channel
 from recallbox.storage.values import KeywordScope, RowFrequencies
 
 #: The FTS5 auxiliary function that reports a row's token count and phrase frequencies.
@@ -66,13 +66,12 @@ class KeywordMixin:
         self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int
     ) -> list[tuple[str, float]]:
         c = corpus_of(corpus)
-        narrow = narrowing(where, scope_sql=c.scope)
+        narrow = c.narrow(where)
         if query.is_empty or limit < 1:
             return []
         sql = (
             f"SELECT {c.public_id} AS rid, -bm25({c.fts}) AS s FROM {c.fts} "
-            f"JOIN {c.table} {c.alias} ON {c.alias}.id = {c.fts}.rowid "
-            f"JOIN threads t ON t.id = {c.alias}.thread_id "
+            f"JOIN {c.table} {c.alias} ON {c.alias}.id = {c.fts}.rowid {c.joins} "
             f"WHERE {c.fts} MATCH ? AND {c.rule}{narrow.sql} ORDER BY s DESC, rid LIMIT ?"
         )
         params = (any_of(phrase_strings(query)), *narrow.params, limit)
@@ -82,9 +81,11 @@ class KeywordMixin:
     def keyword_scope(
         self, corpus: str, query: LexicalQuery, *, where: SearchFilter
     ) -> KeywordScope | None:
+        """Over the rows of one thread: a corpus of thread rows (``thread_id``)."""
         c = corpus_of(corpus)
         if where.channel is None:
             raise InvalidArgument("keyword_scope needs a channel: the thread is the scope")
+        c.narrow(where)  # an unsupported filter raises
         gate = thread_gate(without_channel(where))
         phrases = phrase_strings(query)
         a = c.alias

@@ -39,12 +39,12 @@ import apsw
 
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.corpora import MESSAGES
 from recallbox.storage.sqlite.match import quote_phrase
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_KIND_SQL,
     MESSAGE_SEARCHABLE_SQL,
     THREAD_ALLOWED_SQL,
-    narrowing,
     thread_gate,
     without_channel,
 )
@@ -154,7 +154,7 @@ def recent_source(where: SearchFilter, recent: int) -> Query:
     With a channel it walks that thread's ``(thread_id, seq)`` index backwards; without one,
     the message table's rowid backwards. Either way it stops after ``recent`` rows.
     """
-    narrow = narrowing(without_channel(where))
+    narrow = MESSAGES.narrow(without_channel(where))
     if where.channel is None:
         return (
             f"SELECT m.id FROM {SEARCH_FROM} WHERE {MESSAGE_SEARCHABLE_SQL}{narrow.sql} "
@@ -173,7 +173,7 @@ def sorted_sql(ids: set[int], where: SearchFilter, limit: int) -> Query:
     The flags stored after the content (visibility, pending, superseded) are checked by
     :func:`filter_sql` on the rows the caller actually reads, where the content is read anyway.
     """
-    narrow = narrowing(where)
+    narrow = MESSAGES.narrow(where)
     # CROSS JOIN keeps the id list as the outer loop (SQLite never reorders it): the cost
     # follows the candidates, never the size of the thread.
     sql = (
@@ -273,7 +273,7 @@ def filter_sql(
         values.append(glob_pattern(term))
         at = ids + len(values)
         sql += f" AND (m.content GLOB ?{at} OR m.args_text GLOB ?{at})"
-    narrow = narrowing(where or SearchFilter(), first=ids + len(values) + 1)
+    narrow = MESSAGES.narrow(where or SearchFilter(), first=ids + len(values) + 1)
     return sql + narrow.sql, [*values, *narrow.params]
 
 
@@ -296,7 +296,7 @@ def literal_candidates(
     pool: ConnectionPool, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
 ) -> CandidateStream:
     """See :meth:`recallbox.storage.base.LiteralSearch.literal_candidates`."""
-    narrowing(where)  # an unsupported filter raises now, not when the stream is first read
+    MESSAGES.narrow(where)  # an unsupported filter raises now, not when the stream is first read
     stream = CandidateStream()
     ids = ordered_candidate_ids(
         pool, query.term, where=where, limit=limit, recent=recent, stream=stream

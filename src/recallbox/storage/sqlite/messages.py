@@ -36,7 +36,6 @@ from recallbox.storage.sqlite.rows import (
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_SEARCHABLE_SQL,
     THREAD_ALLOWED_SQL,
-    narrowing,
 )
 from recallbox.storage.values import NewMessage, ReadableMessage, SearchRow
 from recallbox.types import Generation, Message, Thread
@@ -259,7 +258,7 @@ class ThreadMixin:
         return ReadableMessage(message=row_to_message(row[:count]), tool_calls_raw=row[count])
 
     def search_rows(self, ids: Sequence[str], *, where: SearchFilter) -> dict[str, SearchRow]:
-        narrow = narrowing(where, scope_sql=MESSAGES.scope)
+        narrow = MESSAGES.narrow(where)
         if not ids:
             return {}
         sql = (
@@ -281,7 +280,7 @@ class ThreadMixin:
         }
 
     def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
-        narrow = narrowing(where, scope_sql=MESSAGES.scope)
+        narrow = MESSAGES.narrow(where)
         base = f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE {MESSAGE_SEARCHABLE_SQL}"
         base += narrow.sql
         with self.pool.snapshot() as conn:

@@ -21,17 +21,15 @@ from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import Corpus, corpus_of
 from recallbox.storage.sqlite.rows import json_list, now
-from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL, narrowing
 from recallbox.storage.values import EmbeddingSpace, EmbedTarget
 
 
 def _visible(c: Corpus, where: SearchFilter) -> vectors.Visible:
     """rowid → public id of the visible rows with a fresh vector among ``rowids``."""
-    narrow = narrowing(where, scope_sql=c.scope)
+    narrow = c.narrow(where)
     sql = (
         f"SELECT {c.alias}.id, {c.public_id} FROM json_each(?) AS j "
-        f"CROSS JOIN {c.table} {c.alias} ON {c.alias}.id = j.value "
-        f"JOIN threads t ON t.id = {c.alias}.thread_id "
+        f"CROSS JOIN {c.table} {c.alias} ON {c.alias}.id = j.value {c.joins} "
         f"WHERE {c.rule}{narrow.sql} AND {c.fresh_vector}"
     )
 
@@ -46,7 +44,7 @@ def _visible(c: Corpus, where: SearchFilter) -> vectors.Visible:
 
 def _exact_scan(c: Corpus, where: SearchFilter) -> vectors.ExactScan:
     """The ``limit`` nearest visible rows by a filtered scan of the space's whole table."""
-    narrow = narrowing(where, scope_sql=c.scope)
+    narrow = c.narrow(where)
 
     def scan(
         conn: apsw.Connection,
@@ -58,8 +56,7 @@ def _exact_scan(c: Corpus, where: SearchFilter) -> vectors.ExactScan:
         sql = (
             f"SELECT {c.public_id} AS rid, vec_distance_cosine(v.embedding, ?) AS d "
             f"FROM {vectors.table_name(space.id)} v "
-            f"JOIN {c.table} {c.alias} ON {c.alias}.id = v.rowid "
-            f"JOIN threads t ON t.id = {c.alias}.thread_id "
+            f"JOIN {c.table} {c.alias} ON {c.alias}.id = v.rowid {c.joins} "
             f"WHERE {c.rule}{narrow.sql} AND {c.fresh_vector}"
         )
         params: list[object] = [vectors.to_blob(vector), *narrow.params, space.id]
@@ -146,7 +143,7 @@ class VectorMixin:
         where: SearchFilter,
     ) -> dict[str, float]:
         c = corpus_of(space.owner)
-        narrow = narrowing(where, scope_sql=c.scope)
+        narrow = c.narrow(where)
         if not ids or space.count == 0:
             return {}
         sql = (
@@ -197,7 +194,7 @@ def _stale_sql(c: Corpus, drilled_only: bool) -> str:
     a = c.alias
     sql = (
         f"FROM {c.rows_from} LEFT JOIN embeddings e ON e.space_id = ? AND e.target_rowid = {a}.id "
-        f"WHERE {c.embeddable} AND {THREAD_ALLOWED_SQL} "
+        f"WHERE {c.embeddable} AND {c.gate} "
         f"AND (e.content_hash IS NULL OR e.content_hash != {a}.content_hash)"
     )
     return sql + (f" AND {c.drilled}" if drilled_only else "")

@@ -36,8 +36,9 @@ MESSAGE_FLAGS_SQL = "m.model_visible = 1 AND m.pending = 0 AND m.superseded_by I
 MESSAGE_VISIBLE_SQL = f"{MESSAGE_KIND_SQL} AND {MESSAGE_FLAGS_SQL}"
 #: The whole rule for a message.
 MESSAGE_SEARCHABLE_SQL = f"{MESSAGE_VISIBLE_SQL} AND {THREAD_ALLOWED_SQL}"
-#: A per-call exclusion of sources, bound as a JSON array of normalised names.
-EXCLUDED_SQL = "(t.source IS NULL OR t.source NOT IN (SELECT value FROM json_each({})))"
+#: A per-call exclusion of sources (``{source}``: the column of the normalised source name),
+#: bound as a JSON array of normalised names.
+EXCLUDED_SQL = "({source} IS NULL OR {source} NOT IN (SELECT value FROM json_each({mark})))"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,30 +50,40 @@ class Clause:
 
 
 def narrowing(
-    where: SearchFilter, *, scope_sql: str | None = None, first: int | None = None
+    where: SearchFilter,
+    *,
+    scope_sql: str | None = None,
+    channel_sql: str | None = "t.channel",
+    source_sql: str = "t.source",
+    first: int | None = None,
 ) -> Clause:
-    """The conditions ``where`` adds on top of the rule, over ``threads t``.
+    """The conditions ``where`` adds on top of the rule.
 
-    ``scope_sql`` is the corpus's scope condition with one placeholder ``{}`` (e.g.
-    ``"(k.scope = {} OR k.scope IS NULL)"``); ``None`` for a corpus without scopes. ``first``
-    numbers the placeholders from ``?<first>``, for a statement that uses numbered ones.
+    ``channel_sql`` is the column a channel is compared with (``None``: the corpus has no
+    channels), ``source_sql`` the column of the normalised source name the per-call
+    exclusions are compared with, ``scope_sql`` the corpus's scope condition with one
+    placeholder ``{}`` (e.g. ``"(k.scope = {} OR k.scope IS NULL)"``; ``None``: no scopes).
+    ``first`` numbers the placeholders from ``?<first>``, for a statement that uses numbered
+    ones.
 
     Raises:
-        UnsupportedFilter: ``where.scope`` is set for a corpus without scopes.
+        UnsupportedFilter: ``where`` sets a channel or a scope the corpus does not have.
     """
     conditions: list[tuple[str, object]] = []
     if where.channel is not None:
-        conditions.append(("t.channel = {}", where.channel))
+        if channel_sql is None:
+            raise UnsupportedFilter("this domain has no threads; search it without a channel")
+        conditions.append((channel_sql + " = {mark}", where.channel))
     if where.excluded:
-        conditions.append((EXCLUDED_SQL, json_list(where.excluded)))
+        conditions.append((EXCLUDED_SQL.replace("{source}", source_sql), json_list(where.excluded)))
     if where.scope is not None:
         if scope_sql is None:
             raise UnsupportedFilter(
                 f"this domain has no scopes; search it without a scope (got {where.scope!r})"
             )
-        conditions.append((scope_sql, where.scope))
+        conditions.append((scope_sql.replace("{}", "{mark}"), where.scope))
     sql = "".join(
-        " AND " + template.format("?" if first is None else f"?{first + i}")
+        " AND " + template.replace("{mark}", "?" if first is None else f"?{first + i}")
         for i, (template, _) in enumerate(conditions)
     )
     return Clause(sql, tuple(value for _, value in conditions))
