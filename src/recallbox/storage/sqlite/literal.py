@@ -15,7 +15,9 @@ How a term finds its candidate messages without scanning the table (DESIGN §3.2
 2. **An exact filter inside SQLite, chunk by chunk, in that order.** ``LIKE '%term%'`` — no
    ``ESCAPE``, which would keep an index from being used; ``%`` and ``_`` in the term are then
    wildcards, which only widens the set; ASCII case folded — plus ``GLOB`` with ``*?[``
-   bracket-quoted for the case-sensitive pass, plus the searchable flags. A case-insensitive
+   bracket-quoted for the case-sensitive pass, plus the whole visibility rule again
+   (``visibility.py``: the rows are read after step 1, and a quarantine or an exclusion may
+   have committed in between; a search normally runs in one snapshot). A case-insensitive
    pass for a term with non-ASCII cased letters (``Ärger``) skips ``LIKE``, which folds ASCII
    only. Terms longer than :data:`LIKE_PATTERN_MAX_CHARS` are filtered by their prefix.
 
@@ -23,9 +25,9 @@ Why not ``WHERE content LIKE … ORDER BY … LIMIT``: SQLite must then test the
 message holding a common word before it can sort, which costs seconds on a big history. Here a
 common word costs its doclists and the content of only the first chunks, since the caller stops
 reading once its result is full. Rows (with their possibly large content) are filtered and
-fetched by one query, a small chunk at a time as the caller consumes them, so a shared
-in-memory connection's lock is never held while the caller works. The caller rechecks every
-row exactly.
+fetched by one query, a small chunk at a time as the caller consumes them (outside a read
+snapshot a shared in-memory connection's lock is then never held while the caller works). The
+caller rechecks every row exactly.
 """
 
 from __future__ import annotations
