@@ -16,7 +16,7 @@ $(VENV)/.runtime: $(BIN)/python pyproject.toml $(CONSTRAINTS)
 	@touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime
-	$(PIP) install -q -c $(CONSTRAINTS) -e '.[dev,embed,multilingual]'
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[dev,embed,multilingual,code]'
 	@touch $@
 
 demo: $(VENV)/.runtime

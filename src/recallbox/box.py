@@ -38,6 +38,7 @@ from recallbox.types import (
     ImportProgress,
     ImportReport,
     Message,
+    Page,
     Policy,
     Thread,
 )
@@ -367,6 +368,15 @@ class Box:
             NotFound: unknown id, or an id of a quarantined thread (the same error).
         """
         return reading.read_message(self.store, message_id, view, offset)
+
+    def message_page(self, message_id: str, view: str = "audit", offset: int = 0) -> Page:
+        """:meth:`read_message` as a :class:`Page` (text, offset, next_offset, total_chars).
+
+        Raises:
+            InvalidArgument: unknown view, or an offset that is negative or past the end.
+            NotFound: unknown id, or an id of a quarantined thread (the same error).
+        """
+        return reading.message_page(self.store, message_id, view, offset)
 
     def _other_memory_hits(self, query: str, limit: int) -> list[Hit]:
         """The default answerer's ranking: sessions, keyword leg only (DESIGN §3.2)."""

@@ -49,6 +49,12 @@ class AnswerPool:
         future.add_done_callback(self._done)
         return future
 
+    @property
+    def running(self) -> int:
+        """How many answers are still running."""
+        with self._lock:
+            return len(self._running)
+
     def _done(self, future: Future[str]) -> None:
         with self._lock:
             self._running.discard(future)

@@ -28,7 +28,7 @@ def test_a_directory_is_not_a_database(tmp_path: Path) -> None:
 def test_a_path_under_a_regular_file(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")
-    with pytest.raises(recallbox.StoreUnavailable, match="writable location"):
+    with pytest.raises(recallbox.StoreUnavailable, match="is a file, not a folder"):
         recallbox.open(blocker / "recall.db")
 
 
@@ -108,3 +108,31 @@ def test_a_snapshot_does_not_see_a_commit_made_meanwhile(tmp_path: Path, locatio
         assert [t.channel for t in store.list_threads()] == ["before", "during"]
     finally:
         store.close()
+
+
+def test_closing_while_another_thread_runs_a_statement(db_path: Path) -> None:
+    """A late answer may still be reading when the Box closes: closing must not raise."""
+    store = SQLiteStore(str(db_path))
+    store.ensure_thread("ops", None)
+    inside, release = threading.Event(), threading.Event()
+    rows: list[object] = []
+
+    def block() -> int:
+        inside.set()
+        release.wait(5)
+        return 1
+
+    def reader() -> None:
+        with store.pool.reading() as conn:
+            conn.create_scalar_function("block", block)
+            rows.extend(conn.execute("SELECT block() FROM threads").fetchall())
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert inside.wait(5)
+    store.close()  # the reader is inside a statement on its connection
+    release.set()
+    thread.join(5)
+    assert rows == [(1,)]
+    with pytest.raises(recallbox.StoreUnavailable, match="closed"):
+        store.get_thread("ops")

@@ -13,6 +13,7 @@ a lock held too long) into
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -27,22 +28,34 @@ BUSY_TIMEOUT_MS = 30_000
 DB_FILE_MODE = 0o600
 MEMORY_PATH = ":memory:"
 REPAIR_HINT = "run `recallbox doctor --repair` (or restore the file from a backup)"
+logger = logging.getLogger(__name__)
 
 
 def _create_private_file(path: Path) -> None:
     """Create ``path`` with mode 0600 (and its parent directories) when it does not exist."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE)
-        except FileExistsError:
-            return
-    except OSError as exc:
+    except (FileExistsError, NotADirectoryError) as exc:
         raise StoreUnavailable(
-            f"cannot create the database file {str(path)!r} ({exc.strerror or exc}); choose "
-            "a writable location (--db PATH or RECALLBOX_DB)"
+            f"cannot create the database file {str(path)!r}: a part of its folder path is a "
+            "file, not a folder; choose another location (--db PATH or RECALLBOX_DB)"
         ) from exc
+    except OSError as exc:
+        raise _cannot_create(path, exc) from exc
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise _cannot_create(path, exc) from exc
     os.close(fd)
+
+
+def _cannot_create(path: Path, exc: OSError) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"cannot create the database file {str(path)!r} ({exc.strerror or exc}); choose "
+        "a writable location (--db PATH or RECALLBOX_DB)"
+    )
 
 
 def _translate(path: str, exc: apsw.Error) -> StoreUnavailable | None:
@@ -50,8 +63,8 @@ def _translate(path: str, exc: apsw.Error) -> StoreUnavailable | None:
     where = repr(path)
     if isinstance(exc, apsw.NotADBError):
         return StoreUnavailable(
-            f"{where} is not a recallbox database (not an SQLite file); pass the path of a "
-            "recallbox database, or a new path to create one"
+            "the database file is not a recallbox database (check --db / RECALLBOX_DB): "
+            f"{where} is not an SQLite file; pass a recallbox database, or a new path"
         )
     if isinstance(exc, apsw.CorruptError):
         return StoreUnavailable(f"the database {where} is damaged ({exc}); {REPAIR_HINT}")
@@ -222,11 +235,18 @@ class ConnectionPool:
         conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
 
     def close(self) -> None:
-        """Close every connection opened by this pool."""
+        """Close every connection opened by this pool; no new one opens after this.
+
+        A connection another thread is running a statement on (a late other-memory answer)
+        cannot be closed from here: it is left to finish, and closes when that thread drops it.
+        """
         self._closed = True
         with self._registry_lock:
             conns, self._all = self._all, []
         for conn in conns:
-            conn.close()
+            try:
+                conn.close()
+            except apsw.ThreadingViolationError:
+                logger.debug("a connection in use by another thread is left to finish")
         self._shared = None
         self._local = threading.local()
