@@ -6,7 +6,7 @@
   (``open_store``, the one place a backend is chosen);
 * no SQL outside ``storage/``;
 * no import cycle between recallbox modules (imports inside functions count);
-* no module over :data:`MAX_MODULE_LINES` lines (``cli.py`` is being split elsewhere);
+* no module over :data:`MAX_MODULE_LINES` lines;
 * every public ``Box`` method is a few lines of validate-and-delegate;
 * no code compares a value with a domain name (dispatch goes through the registry);
 * the person-facing audit verbs are never used on an agent-facing path.
@@ -26,7 +26,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "recallbox"
 DRIVERS = {"apsw", "sqlite3", "sqlite_vec", "psycopg", "psycopg_pool", "pgvector"}
 BACKENDS = {"storage/sqlite/": {"apsw", "sqlite_vec"}, "storage/postgres/": {"psycopg", "pgvector"}}
 MAX_MODULE_LINES = 500
-LONG_MODULES_ALLOWED = {"cli.py"}
+LONG_MODULES_ALLOWED: set[str] = set()
 #: A verb's body, its docstring aside: a keyword argument per line counts each line.
 MAX_VERB_LINES = 12
 MAX_VERB_STATEMENTS = 8
