@@ -75,16 +75,6 @@ FTS_INDEXES: dict[str, FtsIndex] = {
     MESSAGES_TRGM.name: MESSAGES_TRGM,
 }
 
-# The privacy gate as one SQL condition on a thread aliased ``t`` (DESIGN §5): the thread is not
-# quarantined and its source (normalised name or file identity) is not excluded. Every read
-# path of every domain adds it to its WHERE clause.
-THREAD_ALLOWED_SQL = (
-    "(t.quarantined = 0 AND (t.source IS NULL OR ("
-    "t.source NOT IN (SELECT name FROM excluded_sources) AND (t.source_identity IS NULL OR "
-    "t.source_identity NOT IN (SELECT identity FROM excluded_sources "
-    "WHERE identity IS NOT NULL)))))"
-)
-
 MIGRATION_TABLE_SQL = (
     "CREATE TABLE IF NOT EXISTS schema_migrations ("
     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
