@@ -29,6 +29,7 @@ from recallbox.storage.postgres.keyword import (
 )
 from recallbox.storage.postgres.keyword_sql import KeywordCorpus, query_elements
 from recallbox.text.cjk import segment
+from recallbox.storage.sqlite.match import render_match
 from recallbox.text.fts_query import build_fts_query
 from recallbox.text.fts_tokenize import FTS5_TOKENIZE, bounded_term
 
@@ -157,10 +158,6 @@ def put(m: Mirror, doc_id: int, scope: int, visible: bool, text: str) -> None:
 # -- the two engines' answers ------------------------------------------------------------------
 
 
-def unquote(phrase: str) -> str:
-    return phrase[1:-1].replace('""', '"')
-
-
 def fts5_scores(lite: apsw.Connection, expression: str, scope: int | None) -> dict[int, float]:
     """``-bm25()`` of the visible matches; with a scope, over an FTS5 table of that scope."""
     table = "corpus"
@@ -260,8 +257,8 @@ def test_ranked_scores_equal_fts5_bm25_over_the_corpus(mirror: Mirror) -> None:
         fts = build_fts_query(query)
         if fts.is_empty:
             continue
-        phrases = [phrase_terms(unquote(p)) for p in fts.phrases]
-        expected = fts5_scores(mirror.lite, fts.expression, None)
+        phrases = [phrase_terms(" ".join(words)) for words in fts.lexical.phrases]
+        expected = fts5_scores(mirror.lite, render_match(fts.lexical), None)
         got = pg_scores(mirror.pg, phrases, None)
         assert_same(expected, got, query)
         assert ranked(got) == ranked(expected)
@@ -277,9 +274,9 @@ def test_ranked_scores_equal_fts5_bm25_within_a_scope(mirror: Mirror) -> None:
         if fts.is_empty:
             continue
         scope = rng.randrange(SCOPES)
-        phrases = [phrase_terms(unquote(p)) for p in fts.phrases]
+        phrases = [phrase_terms(" ".join(words)) for words in fts.lexical.phrases]
         assert_same(
-            fts5_scores(mirror.lite, fts.expression, scope),
+            fts5_scores(mirror.lite, render_match(fts.lexical), scope),
             pg_scores(mirror.pg, phrases, scope),
             query,
         )
