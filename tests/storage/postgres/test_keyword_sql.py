@@ -28,8 +28,8 @@ from recallbox.storage.postgres.keyword import (
     tsquery_literal,
 )
 from recallbox.storage.postgres.keyword_sql import KeywordCorpus, query_elements
-from recallbox.text.cjk import segment
 from recallbox.storage.sqlite.match import render_match
+from recallbox.text.cjk import segment
 from recallbox.text.fts_query import build_fts_query
 from recallbox.text.fts_tokenize import FTS5_TOKENIZE, bounded_term
 
