@@ -9,10 +9,10 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
+from tests.web.fixture_store import Fixture, build_fixture
 
 import recallbox
 from recallbox.web.app import build_app
-from tests.web.fixture_store import Fixture, build_fixture
 
 #: The origin the in-process client speaks as (an allowed loopback Host).
 BASE = "http://127.0.0.1:8765"

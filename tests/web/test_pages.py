@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from html import unescape
 
 from starlette.testclient import TestClient
-
-import recallbox
-from recallbox.web.adapters import threads_by_activity
-from recallbox.web.app import build_app
-from recallbox.web.pages import MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, split_summary
-from recallbox.web.render import message_url, thread_url
 from tests.web.fixture_store import (
     DEPLOY,
     EXCLUDED_CHANNEL,
@@ -21,6 +16,12 @@ from tests.web.fixture_store import (
     SECRET,
     Fixture,
 )
+
+import recallbox
+from recallbox.web.adapters import threads_by_activity
+from recallbox.web.app import build_app
+from recallbox.web.pages import MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, split_summary
+from recallbox.web.render import message_url, thread_url
 
 
 def text_of(html: str) -> str:
@@ -133,7 +134,7 @@ def test_message_text_pages_reach_the_last_character(client: TestClient, fixture
     assert len(seen) == 5  # 50 000 characters of output and the header, under 12 000 a page
     assert seen[-1][1].endswith(LONG_END)  # the audit text ends with the content
     # consecutive pages join without a gap or an overlap
-    for (start, text), (following, _) in zip(seen, seen[1:], strict=False):
+    for (start, text), (following, _) in pairwise(seen):
         assert start + len(text) == following
     # "previous" from the last page lands on the page before it
     html = client.get(message_url(fixture.long_output_id, offset=seen[-1][0])).text

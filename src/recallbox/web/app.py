@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -22,6 +23,14 @@ from recallbox import Box, InvalidArgument, NotFound
 from recallbox.web import pages, policy, search
 from recallbox.web.render import Inspector, environment, inspector
 from recallbox.web.security import LOOPBACK_NAMES, Guard, GuardMiddleware
+
+CHANNEL_CONVERTOR = "channel"
+
+
+class ChannelConvertor(PathConvertor):
+    """The rest of the path, newlines included (a channel is any non-blank string)."""
+
+    regex = "(?s:.+)"
 
 
 def build_app(
@@ -36,6 +45,7 @@ def build_app(
         allowed_hosts: the ``Host`` values served (``name`` for any port, or ``name:port``);
             default: ``127.0.0.1``, ``localhost`` and ``[::1]`` on any port.
     """
+    register_url_convertor(CHANNEL_CONVERTOR, ChannelConvertor())
     guard = Guard(
         allowed_hosts=tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_NAMES,
         token=token,
@@ -43,7 +53,7 @@ def build_app(
     routes = [
         Route("/healthz", pages.healthz, methods=["GET"]),
         Route("/", pages.index, methods=["GET"]),
-        Route("/threads/{channel:path}", pages.thread, methods=["GET"]),
+        Route("/threads/{channel:" + CHANNEL_CONVERTOR + "}", pages.thread, methods=["GET"]),
         Route("/messages/{message_id}", pages.message, methods=["GET"]),
         Route("/search", search.search, methods=["GET"]),
         Route("/policy", policy.policy_page, methods=["GET"]),
