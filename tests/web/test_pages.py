@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 from html import unescape
+from itertools import pairwise
 
 from starlette.testclient import TestClient
 from tests.web.fixture_store import (
