@@ -159,12 +159,13 @@ def _excluded(box: recallbox.Box, folder: Path) -> tuple[str, ...]:
     return tuple(m.id for m in box.messages(EXCLUDED_CHANNEL))
 
 
-def build_fixture(box: recallbox.Box, folder: Path) -> Fixture:
-    """Fill an empty ``box`` with the fixture (``folder`` receives the transcript file)."""
+def build_fixture(box: recallbox.Box, folder: Path, *, hostile: bool = True) -> Fixture:
+    """Fill ``box`` with the fixture (``folder`` receives the transcript file); without
+    ``hostile`` the hostile thread is left out (the screenshots)."""
     long_id, call_id, superseded_id, pending_id = _deploy(box)
     secret_ids = _secret(box)
     excluded_ids = _excluded(box, folder)
-    hostile_id = _hostile(box)
+    hostile_id = _hostile(box) if hostile else ""
     return Fixture(
         long_output_id=long_id,
         nested_call_id=call_id,

@@ -15,7 +15,7 @@ In this order, each check refusing before anything after it runs:
 
 Every response, refusals included, carries :data:`SECURITY_HEADERS`: a Content-Security-Policy
 with no script source at all (stored text is escaped by the templates; the CSP is the second
-wall), no framing, no referrer, no caching.
+wall), no framing, no referrer to another site, no caching.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
     ("content-security-policy", CONTENT_SECURITY_POLICY),
     ("x-content-type-options", "nosniff"),
     ("x-frame-options", "DENY"),
-    ("referrer-policy", "no-referrer"),
+    # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on a POST
+    ("referrer-policy", "same-origin"),
     ("cache-control", "no-store"),
     ("cross-origin-opener-policy", "same-origin"),
     ("cross-origin-resource-policy", "same-origin"),
