@@ -193,3 +193,13 @@ def test_unknown_pages_are_404_pages(client: TestClient) -> None:
 def test_hostile_thread_and_excluded_thread_pages_render(client: TestClient) -> None:
     assert client.get(thread_url(HOSTILE)).status_code == 200
     assert client.get(thread_url(EXCLUDED_CHANNEL)).status_code == 200
+
+
+def test_a_store_error_is_a_503_page(box: recallbox.Box, fixture: Fixture) -> None:
+    def broken() -> list[recallbox.Thread]:
+        raise recallbox.StoreUnavailable("the database is locked; retry")
+
+    client = TestClient(build_app(box), base_url="http://127.0.0.1:8765")
+    box.threads = broken  # type: ignore[method-assign]
+    response = client.get("/")
+    assert response.status_code == 503 and "the database is locked; retry" in response.text

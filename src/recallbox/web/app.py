@@ -19,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from recallbox import Box, InvalidArgument, NotFound
+from recallbox import Box, InvalidArgument, NotFound, RecallError
 from recallbox.web import pages, policy, search
 from recallbox.web.render import Inspector, environment, inspector
 from recallbox.web.security import LOOPBACK_NAMES, Guard, GuardMiddleware
@@ -67,6 +67,7 @@ def build_app(
         exception_handlers={
             NotFound: _not_found,
             InvalidArgument: _bad_request,
+            RecallError: _unavailable,
             HTTPException: _http_error,
         },
     )
@@ -84,6 +85,10 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 async def _bad_request(request: Request, exc: Exception) -> Response:
     return _error(request, 400, "Bad request", str(exc))
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    return _error(request, 503, "The store could not answer", str(exc))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -62,7 +62,9 @@ def check_bind(host: str, token: str | None) -> None:
 def _bind(host: str, port: int) -> socket.socket:
     name = "127.0.0.1" if host.lower() == "localhost" else host.strip("[]")
     family = socket.AF_INET6 if ":" in name else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say TCP, and without it
+    # every keep-alive response waits ~40 ms for a delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((name, port))
