@@ -12,7 +12,7 @@ WEB = Path(__file__).resolve().parents[2] / "src" / "recallbox" / "web"
 #: What web/ may import from recallbox: the public API and its own package (config: entrypoint).
 ALLOWED_RECALLBOX = {"recallbox", "recallbox.types", "recallbox.errors", "recallbox.web"}
 ENTRYPOINT_EXTRA = {"serve.py": {"recallbox.config"}}
-THIRD_PARTY = {"starlette", "jinja2", "uvicorn"}
+THIRD_PARTY = {"starlette", "jinja2", "uvicorn", "anyio"}
 SQL = re.compile(r"\bSELECT\b.*\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b")
 
 

@@ -203,3 +203,13 @@ def test_a_store_error_is_a_503_page(box: recallbox.Box, fixture: Fixture) -> No
     box.threads = broken  # type: ignore[method-assign]
     response = client.get("/")
     assert response.status_code == 503 and "the database is locked; retry" in response.text
+
+
+def test_a_failing_search_verb_is_its_own_error_page(box: recallbox.Box, fixture: Fixture) -> None:
+    def broken(query: str, channel: str | None = None) -> str:
+        raise recallbox.StoreUnavailable("the database is locked; retry")
+
+    client = TestClient(build_app(box), base_url="http://127.0.0.1:8765")
+    box.search_memory = broken  # type: ignore[method-assign]
+    response = client.get("/search", params={"q": "rollout"})
+    assert response.status_code == 503 and "the database is locked; retry" in response.text
