@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
-from recallbox.domains.message_view import VIEWS, page, render_audit, render_model
+from recallbox.domains.message_view import check_page_request, format_page, message_page
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.privacy import file_identity, normalize_source_name
 from recallbox.domains.resources import summary_with_directory
@@ -39,6 +39,7 @@ from recallbox.types import (
     ImportProgress,
     ImportReport,
     Message,
+    Page,
     Policy,
     Thread,
 )
@@ -421,21 +422,21 @@ class Box:
             InvalidArgument: unknown view, or an offset that is negative or past the end.
             NotFound: unknown id, or an id of a quarantined thread (the same error).
         """
-        if view not in VIEWS:
-            raise InvalidArgument(f"view must be one of {', '.join(VIEWS)}; got {view!r}")
-        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-            raise InvalidArgument(f"offset must be a non-negative integer, got {offset!r}")
+        return format_page(self.message_page(message_id, view, offset), message_id)
+
+    def message_page(self, message_id: str, view: str = "audit", offset: int = 0) -> Page:
+        """:meth:`read_message` as a :class:`Page` (text, offset, next_offset, total_chars).
+
+        Raises:
+            InvalidArgument: unknown view, or an offset that is negative or past the end.
+            NotFound: unknown id, or an id of a quarantined thread (the same error).
+        """
+        check_page_request(view, offset)
         found = self.store.readable_message(message_id) if isinstance(message_id, str) else None
         if found is None:
             raise NotFound(UNKNOWN_MESSAGE)
         self._record_drill(message_id)  # feeds the lazy embedding pass (DESIGN §4.2)
-        text = render_audit(found) if view == "audit" else render_model(found.message)
-        if offset > 0 and offset >= len(text):
-            raise InvalidArgument(
-                f"offset {offset} is past the end of message {message_id} "
-                f"({len(text)} characters); use an offset below {len(text)}"
-            )
-        return page(text, message_id, offset)
+        return message_page(found, view, offset)
 
     def _other_memory_hits(self, query: str, limit: int) -> list[Hit]:
         """The default answerer's ranking: sessions, keyword leg only (DESIGN §3.2)."""

@@ -362,3 +362,33 @@ class RecallResult:
     drilled: tuple[str, ...] = ()
     reason: str | None = None
     truncated: bool = False
+# -- tool outputs and injection (#12)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOutput:
+    """What ``box.store_tool_output`` returns (DESIGN §6).
+
+    ``view`` is what the agent sees instead of the tool output (the output itself when it is
+    small); ``handle`` is what ``expand(handle, offset)`` resolves, or ``None`` when no handle
+    was made (``can_expand=False``, or nothing was elided) — a view never names a handle that
+    is ``None`` here.
+    """
+
+    view: str
+    handle: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a message's full text (``box.message_page``, DESIGN §3.3).
+
+    ``text`` is the page itself (no continuation line); ``offset`` counts characters of the full
+    text (``total_chars`` long) where the page starts; ``next_offset`` is where the next page
+    starts, ``None`` on the last page.
+    """
+
+    text: str
+    offset: int
+    next_offset: int | None
+    total_chars: int
