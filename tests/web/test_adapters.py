@@ -7,16 +7,12 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-
 import recallbox
 from recallbox.web.adapters import (
     EXCLUDED,
     QUARANTINED,
-    TextPage,
     hit_scores,
     last_activity,
-    message_page,
     thread_denial,
     threads_by_activity,
 )
@@ -85,25 +81,3 @@ def test_thread_denial_flags_and_probe(box: recallbox.Box, tmp_path: Any) -> Non
     assert thread_denial(box, box.thread("open"), message) == QUARANTINED
     flagged = FutureThread("f", _at(1), _at(1), excluded=True)
     assert thread_denial(box, flagged, None) == EXCLUDED  # type: ignore[arg-type]
-
-
-def test_message_page_from_read_message_and_from_message_page(box: recallbox.Box) -> None:
-    long = box.append("t", "tool", "x" * 30_000)
-    first = message_page(box, long.id, 0)
-    assert first.offset == 0 and first.next_offset is not None
-    assert not first.text.endswith(")."), "the continuation line is cut off"
-    second = message_page(box, long.id, first.next_offset)
-    assert second.offset == first.next_offset
-    text = box.read_message(long.id)
-    assert text.startswith(first.text)
-
-    pages = {0: TextPage("abc", 0, 3, 6), 3: TextPage("def", 3, None, 6)}
-
-    class WithPages:
-        def message_page(self, message_id: str, view: str = "audit", offset: int = 0) -> TextPage:
-            assert (message_id, view) == ("m_1", "audit")
-            return pages[offset]
-
-    assert message_page(WithPages(), "m_1", 3) == pages[3]  # type: ignore[arg-type]
-    with pytest.raises(recallbox.NotFound):
-        message_page(box, "m_missing", 0)

@@ -3,8 +3,6 @@
 Every function here is one swap away from its final form; each says what it waits for. Until
 then each reads only public Box verbs and types, never the store:
 
-* :func:`message_page` — ``box.message_page`` (DESIGN §3.3) when present, else pages parsed
-  from ``box.read_message``;
 * :func:`hit_scores` — ``Hit.explain`` (DESIGN §9) when filled, else ``Hit.keyword``,
   ``Hit.vector`` and ``Hit.score``;
 * :func:`last_activity` — ``Thread.last_activity`` (DESIGN §2, §9) when present, else the
@@ -15,7 +13,6 @@ then each reads only public Box verbs and types, never the store:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,38 +22,6 @@ from recallbox import Box, Hit, Message, NotFound, Thread
 #: The privacy notices of a person-facing rendering (DESIGN §5).
 QUARANTINED = "quarantined"
 EXCLUDED = "excluded source"
-#: ``read_message``'s closing line on a page that does not reach the end (DESIGN §3.3).
-CONTINUE_RE = re.compile(r"\nContinue with read_message\([^,\n]*, offset=(\d+)\)\.\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class TextPage:
-    """One page of a message's audit text: ``text`` starts at ``offset``; ``next_offset`` is
-    ``None`` on the last page; ``total_chars`` is ``None`` when the verb does not say."""
-
-    text: str
-    offset: int
-    next_offset: int | None
-    total_chars: int | None
-
-
-def message_page(box: Box, message_id: str, offset: int) -> TextPage:
-    """The audit page of ``message_id`` at ``offset`` through the gated read (DESIGN §3.3).
-
-    Raises:
-        NotFound: unknown id, or a denied one (the gate answers both the same).
-        InvalidArgument: an offset past the end.
-    """
-    verb = getattr(box, "message_page", None)
-    if verb is not None:  # the cli branch's Box.message_page: use it as it is
-        page: Any = verb(message_id, view="audit", offset=offset)
-        return TextPage(page.text, page.offset, page.next_offset, page.total_chars)
-    # Until box.message_page lands: read_message's text, its continuation line parsed off.
-    text = box.read_message(message_id, view="audit", offset=offset)
-    match = CONTINUE_RE.search(text)
-    if match is None:
-        return TextPage(text, offset, None, offset + len(text))
-    return TextPage(text[: match.start()], offset, int(match.group(1)), None)
 
 
 @dataclass(frozen=True, slots=True)

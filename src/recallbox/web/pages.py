@@ -5,7 +5,7 @@ These are person-facing renderings (DESIGN §5): they use the audit verbs (``thr
 ``generations``, ``messages``, ``message``) for metadata, and show a message's text only when
 the thread is not denied; a denied thread shows its metadata and "quarantined — N messages
 hidden" (or "excluded source"), never its text. A message's full text comes only from the
-gated read (:func:`~recallbox.web.adapters.message_page`).
+gated read, ``box.message_page`` (the one agents page with).
 """
 
 from __future__ import annotations
@@ -17,13 +17,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from recallbox import Generation, Message, NotFound
-from recallbox.web.adapters import (
-    EXCLUDED,
-    QUARANTINED,
-    message_page,
-    thread_denial,
-    threads_by_activity,
-)
+from recallbox.web.adapters import EXCLUDED, QUARANTINED, thread_denial, threads_by_activity
 from recallbox.web.params import int_param, paginate
 from recallbox.web.render import inspector, json_tree
 
@@ -135,7 +129,7 @@ def message(request: Request) -> Response:
     try:
         if owner.quarantined:
             raise NotFound(QUARANTINED)
-        text = message_page(app.box, message_id, offset)
+        text = app.box.message_page(message_id, offset=offset)
     except NotFound:  # the gated read refuses what the audit verb found: a denied thread
         denial = QUARANTINED if owner.quarantined else EXCLUDED
         return app.page("message.html", message=found, thread=owner, denial=denial, nav="threads")
@@ -143,7 +137,7 @@ def message(request: Request) -> Response:
     if offset > 0:
         step = text.next_offset - offset if text.next_offset is not None else None
         if step is None:  # the last page: a full page's length is where page 2 starts
-            step = message_page(app.box, message_id, 0).next_offset or offset
+            step = app.box.message_page(message_id).next_offset or offset
         previous = max(0, offset - step)
     trees = [
         (call, json_tree(call.get("arguments"), "arguments")) for call in found.tool_calls or []
