@@ -76,6 +76,7 @@ def _hit(row: SearchRow, fused: Fused, query: FtsQuery) -> Hit:
         keyword=fused.keyword,
         vector=fused.vector,
         role=row.role,
+        best_message_id=row.id,  # a sessions hit is a message: read_message(hit.id)
         explain=fused.explain(),
     )
 

@@ -19,8 +19,10 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+import recallbox.web.pages as pages
+import recallbox.web.policy as policy
+import recallbox.web.search as search
 from recallbox import Box, InvalidArgument, NotFound, RecallError
-from recallbox.web import pages, policy, search
 from recallbox.web.render import Inspector, environment, inspector
 from recallbox.web.security import LOOPBACK_NAMES, Guard, GuardMiddleware
 

@@ -111,14 +111,9 @@ def ranked_sections(request: Request, query: str, channel: str | None) -> list[R
         except InvalidArgument as exc:
             sections.append(RankedSection(domain, [], str(exc)))
             continue
-        ranked = [RankedHit(h, hit_scores(h), h.best_message_id or _own_message(h)) for h in hits]
+        ranked = [RankedHit(h, hit_scores(h), h.best_message_id) for h in hits]
         sections.append(RankedSection(domain, ranked))
     return sections
-
-
-def _own_message(hit: Hit) -> str | None:
-    """A sessions hit is a message; other domains' ids are not message ids."""
-    return hit.id if hit.domain == "sessions" else None
 
 
 async def search(request: Request) -> Response:
