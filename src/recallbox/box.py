@@ -13,7 +13,7 @@ called from an agent-facing path (an architecture test checks it).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -23,7 +23,7 @@ from recallbox.domains import history, reading
 from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.other_memory import AnswerPool, search_memory
-from recallbox.domains.privacy import file_identity, normalize_source_name
+from recallbox.domains.privacy import file_identity, normalize_source_path
 from recallbox.domains.threads import Answerer, keyword_answer
 from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_all
 from recallbox.embeddings import Embedder, resolve_embedder
@@ -232,14 +232,20 @@ class Box:
     def exclude_source(self, name: str) -> None:
         """Deny a source (a file name or path) in every domain.
 
-        Matches by normalised name (casefolded basename) and, when ``name`` is an existing
-        file, by file identity (a hard link to it is excluded too).
+        Every exclusion denies the transcript threads whose file has its basename (casefolded);
+        a name without ``/`` denies every document and code file with that basename, one with
+        ``/`` the knowledge documents whose source equals it or ends with ``/`` + it and the
+        code files whose scope-relative path equals it (DESIGN §5). When ``name`` is an existing
+        file, a hard link to it is excluded too (file identity).
+
+        Raises:
+            InvalidArgument: a name with no usable basename.
         """
-        self.store.set_source_excluded(normalize_source_name(name), True, file_identity(name))
+        self.store.set_source_excluded(normalize_source_path(name), True, file_identity(name))
 
     def include_source(self, name: str) -> None:
         """Lift an exclusion made by :meth:`exclude_source`."""
-        self.store.set_source_excluded(normalize_source_name(name), False)
+        self.store.set_source_excluded(normalize_source_path(name), False)
 
     # -- transcript import -------------------------------------------------------------------
     def import_transcripts(
@@ -283,16 +289,21 @@ class Box:
         channel: str | None = None,
         limit: int = 10,
         allow_embed: bool = True,
+        scope: str | None = None,
+        excluded: Sequence[str] = (),
     ) -> list[Hit]:
         """Ranked hits for ``query`` in one domain, best first (ties by id).
 
         Hybrid BM25 + vector ranking (DESIGN §4.2). With ``allow_embed`` and an embedder, the
         query is embedded once; without them, or when the embedder fails, keyword ranking
-        stands alone. Nothing is written. ``channel`` restricts the search to one thread. Any
-        query string is accepted (no hits is ``[]``).
+        stands alone. Nothing is written. ``channel`` restricts the search to one thread;
+        ``scope`` (knowledge, code) to a project's scope (knowledge: plus the global library);
+        ``excluded`` denies more sources for this call, matched as :meth:`exclude_source`
+        matches. Any query string is accepted (no hits is ``[]``).
 
         Raises:
-            InvalidArgument: an unknown or not yet available domain, or a bad ``limit``.
+            InvalidArgument: an unknown or not yet available domain, a bad ``limit``, a bad
+                ``excluded``, or a channel/scope the domain does not have.
             SchemaMismatch: stored vectors belong to another model than the embedder
                 (re-embed with ``recallbox embed --rebuild``).
         """
@@ -304,6 +315,8 @@ class Box:
             channel=channel,
             limit=limit,
             allow_embed=allow_embed,
+            scope=scope,
+            excluded=excluded,
         )
 
     def _record_drill(self, target_id: str, *, domain: str = "sessions") -> None:

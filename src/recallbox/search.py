@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from recallbox.domains.base import QueryVector, SearchContext
+from recallbox.domains.privacy import call_exclusions
 from recallbox.domains.registry import AVAILABLE_DOMAINS, DOMAINS, get_domain
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument, SchemaMismatch
@@ -104,6 +105,25 @@ def _check_text(query: object, channel: object) -> None:
         raise InvalidArgument(f"channel must be a string or None, got {type(channel).__name__}")
 
 
+def search_filter(
+    channel: str | None, scope: str | None, excluded: Sequence[str]
+) -> SearchFilter:
+    """The :class:`SearchFilter` of a verb's ``channel``, ``scope`` and per-call ``excluded``.
+
+    Raises:
+        InvalidArgument: a non-string channel or scope, or a bad ``excluded``.
+    """
+    if scope is not None and not isinstance(scope, str):
+        raise InvalidArgument(f"scope must be a project name or None, got {type(scope).__name__}")
+    names, identities = call_exclusions(excluded)
+    return SearchFilter(
+        channel=normalize_text(channel) if channel is not None else None,
+        scope=normalize_text(scope) if scope is not None else None,
+        excluded=names,
+        excluded_identities=identities,
+    )
+
+
 def search(
     store: Store,
     embedder: Embedder | None,
@@ -113,6 +133,8 @@ def search(
     channel: str | None = None,
     limit: int = DEFAULT_SEARCH_LIMIT,
     allow_embed: bool = True,
+    scope: str | None = None,
+    excluded: Sequence[str] = (),
     legs: Sequence[str] = HYBRID_LEGS,
 ) -> list[Hit]:
     """Ranked hits for ``query`` in ``domain``, best first (see :meth:`recallbox.Box.search`).
@@ -129,7 +151,7 @@ def search(
     text = normalize_text(query).strip()
     if not text:
         return []
-    where = SearchFilter(channel=normalize_text(channel) if channel is not None else None)
+    where = search_filter(channel, scope, excluded)
     vector = None
     if allow_embed and embedder is not None and LEG_VECTOR in legs and found.owner is not None:
         vector = query_vector(store, embedder, text, found.owner)
@@ -150,4 +172,5 @@ __all__ = [
     "message_space",
     "query_vector",
     "search",
+    "search_filter",
 ]

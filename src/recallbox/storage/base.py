@@ -146,7 +146,15 @@ class PolicyStore(Protocol):
         """Quarantine or release a thread (``NotFound`` for an unknown channel)."""
 
     def set_source_excluded(self, name: str, excluded: bool, identity: str | None = None) -> None:
-        """Add or remove a normalised source name (and its file identity) from the exclusions."""
+        """Add or remove an exclusion (and its file identity).
+
+        ``name`` is the exclusion normalised by ``domains.privacy.normalize_source_path``: a
+        basename, or a path holding ``/``. Every exclusion denies thread sources with its
+        basename; a path also denies a knowledge document whose source equals it or ends with
+        ``/`` + it and a code file whose scope-relative path equals it; one without ``/``
+        denies every document and file with that basename (DESIGN §5). Removing lifts exactly
+        that exclusion.
+        """
 
     def set_thread_source(self, channel: str, source: str | None, identity: str | None) -> None:
         """Record the source a thread came from (normalised name, file identity)."""

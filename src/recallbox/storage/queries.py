@@ -61,13 +61,17 @@ class SearchFilter:
 
     ``channel``: one thread (``None``: every thread). ``scope``: a knowledge or code scope; a
     corpus without scopes raises :class:`~recallbox.errors.UnsupportedFilter` when it is set.
-    ``excluded``: normalised source names (``recallbox.domains.privacy.normalize_source_name``)
-    denied for this call on top of the stored policy (DESIGN §5, per-call ``excluded``).
+    ``excluded``: exclusions normalised by ``recallbox.domains.privacy.normalize_source_path``
+    (a basename, or a path holding ``/``) denied for this call on top of the stored policy,
+    matched as stored exclusions are (DESIGN §5, per-call ``excluded``);
+    ``excluded_identities``: the file identities of those that name an existing file (hard
+    links to them are denied too).
     """
 
     channel: str | None = None
     scope: str | None = None
     excluded: tuple[str, ...] = ()
+    excluded_identities: tuple[str, ...] = ()
 
 
 #: No narrowing: every row the visibility rule allows.

@@ -64,7 +64,12 @@ class Corpus:
         joins: the joins from a row to what :attr:`gate` reads (its thread ``t``).
         gate: the stored privacy policy's condition (quarantine, excluded sources).
         channel_sql: the column a filter's channel is compared with (``None``: no channels).
-        source_sql: the column of the normalised source name per-call exclusions compare with.
+        source_sql: the column of the normalised source basename per-call exclusions compare
+            with.
+        source_path_sql: the row's normalised source path (documents, files), compared with
+            exclusions that hold a ``/``; ``None`` for thread rows (basenames only).
+        source_identity_sql: the column of the row's source file identity, or ``None``.
+        source_suffix: a path exclusion also matches a path ending with ``/`` + it.
         scope: the corpus's scope condition with one ``{}`` placeholder, or ``None``.
     """
 
@@ -84,6 +89,9 @@ class Corpus:
     gate: str = THREAD_ALLOWED_SQL
     channel_sql: str | None = "t.channel"
     source_sql: str = "t.source"
+    source_path_sql: str | None = None
+    source_identity_sql: str | None = "t.source_identity"
+    source_suffix: bool = True
     scope: str | None = None
 
     @property
@@ -107,6 +115,9 @@ class Corpus:
             scope_sql=self.scope,
             channel_sql=self.channel_sql,
             source_sql=self.source_sql,
+            path_sql=self.source_path_sql,
+            identity_sql=self.source_identity_sql,
+            suffix=self.source_suffix,
             first=first,
         )
 

@@ -123,16 +123,26 @@ class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, Chu
         return row is not None
 
     def set_source_excluded(self, name: str, excluded: bool, identity: str | None = None) -> None:
+        basename = name.rsplit("/", 1)[-1]
         with self.pool.transaction() as conn:
             if excluded:
                 conn.execute(
-                    "INSERT INTO excluded_sources (name, identity, added_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT (name) DO UPDATE SET identity = "
+                    "INSERT INTO excluded_sources (exclusion, name, path, identity, added_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (exclusion) DO UPDATE SET identity = "
                     "coalesce(excluded.identity, excluded_sources.identity)",
-                    (name, identity, now()),
+                    (name, basename, name if "/" in name else None, identity, now()),
                 )
-            else:
-                conn.execute("DELETE FROM excluded_sources WHERE name = ?", (name,))
+                return
+            lifted = conn.execute(
+                "DELETE FROM excluded_sources WHERE exclusion = ? RETURNING 1", (name,)
+            ).fetchall()
+            if not lifted and "/" in name:
+                # Trigger: an exclusion made by path before exclusions kept their path.
+                # Why: it was stored under its basename only. Outcome: the path lifts it.
+                conn.execute(
+                    "DELETE FROM excluded_sources WHERE exclusion = ? AND path IS NULL",
+                    (basename,),
+                )
 
     def policy(self) -> Policy:
         with self.pool.reading() as conn:
@@ -143,7 +153,8 @@ class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, Chu
                 ).fetchall()
             ]
             sources = [
-                str(r[0]) for r in conn.execute("SELECT name FROM excluded_sources ORDER BY name")
+                str(r[0])
+                for r in conn.execute("SELECT exclusion FROM excluded_sources ORDER BY exclusion")
             ]
         return Policy(quarantined=tuple(channels), excluded_sources=tuple(sources))
 

@@ -39,6 +39,41 @@ MESSAGE_SEARCHABLE_SQL = f"{MESSAGE_VISIBLE_SQL} AND {THREAD_ALLOWED_SQL}"
 #: A per-call exclusion of sources (``{source}``: the column of the normalised source name),
 #: bound as a JSON array of normalised names.
 EXCLUDED_SQL = "({source} IS NULL OR {source} NOT IN (SELECT value FROM json_each({mark})))"
+#: A per-call exclusion of documents or files by path (``{name}``: the row's normalised
+#: basename, ``{path}``: its normalised path; ``{suffix}``: the suffix condition or nothing),
+#: bound as a JSON array of normalised exclusions.
+EXCLUDED_PATH_SQL = (
+    "NOT EXISTS (SELECT 1 FROM json_each({mark}) x WHERE "
+    "(instr(x.value, '/') = 0 AND x.value = {name}) OR "
+    "(instr(x.value, '/') > 0 AND ({path} = x.value{suffix})))"
+)
+
+
+def _suffix_match(path_sql: str, exclusion_sql: str) -> str:
+    """``path`` ends with ``/`` + the exclusion (a document stored under a longer path)."""
+    return f" OR substr({path_sql}, -(length({exclusion_sql}) + 1)) = '/' || {exclusion_sql}"
+
+
+def source_allowed_sql(
+    name_sql: str, path_sql: str, identity_sql: str | None = None, *, suffix: bool
+) -> str:
+    """The stored policy's gate on a document or file (DESIGN §5 "Matching a source").
+
+    Denied when an exclusion without ``/`` equals the row's basename (``name_sql``), an
+    exclusion with ``/`` equals its path (``path_sql``) — or, with ``suffix`` (knowledge
+    documents), the path ends with ``/`` + it — or the row's file identity (``identity_sql``)
+    is an excluded one. Both columns hold normalised, casefolded text
+    (``domains.privacy.normalize_source_path``).
+    """
+    by_path = f"{path_sql} = e.path" + (_suffix_match(path_sql, "e.path") if suffix else "")
+    by_identity = (
+        f" OR ({identity_sql} IS NOT NULL AND e.identity = {identity_sql})" if identity_sql else ""
+    )
+    return (
+        "NOT EXISTS (SELECT 1 FROM excluded_sources e WHERE "
+        f"(e.path IS NULL AND e.name = {name_sql}) OR "
+        f"(e.path IS NOT NULL AND ({by_path})){by_identity})"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,16 +90,22 @@ def narrowing(
     scope_sql: str | None = None,
     channel_sql: str | None = "t.channel",
     source_sql: str = "t.source",
+    path_sql: str | None = None,
+    identity_sql: str | None = "t.source_identity",
+    suffix: bool = True,
     first: int | None = None,
 ) -> Clause:
     """The conditions ``where`` adds on top of the rule.
 
     ``channel_sql`` is the column a channel is compared with (``None``: the corpus has no
-    channels), ``source_sql`` the column of the normalised source name the per-call
-    exclusions are compared with, ``scope_sql`` the corpus's scope condition with one
-    placeholder ``{}`` (e.g. ``"(k.scope = {} OR k.scope IS NULL)"``; ``None``: no scopes).
-    ``first`` numbers the placeholders from ``?<first>``, for a statement that uses numbered
-    ones.
+    channels), ``source_sql`` the column of the normalised source basename the per-call
+    exclusions are compared with, ``path_sql`` the row's normalised path (documents and
+    files: an exclusion holding ``/`` is compared with it, as :func:`source_allowed_sql`
+    does, ``suffix`` as there; ``None``: only basenames count, as for thread sources),
+    ``identity_sql`` the row's file identity (``None``: none), ``scope_sql`` the corpus's
+    scope condition with one placeholder ``{}`` (e.g. ``"(k.scope = {} OR k.scope IS
+    NULL)"``; ``None``: no scopes). ``first`` numbers the placeholders from ``?<first>``,
+    for a statement that uses numbered ones.
 
     Raises:
         UnsupportedFilter: ``where`` sets a channel or a scope the corpus does not have.
@@ -75,7 +116,20 @@ def narrowing(
             raise UnsupportedFilter("this domain has no threads; search it without a channel")
         conditions.append((channel_sql + " = {mark}", where.channel))
     if where.excluded:
-        conditions.append((EXCLUDED_SQL.replace("{source}", source_sql), json_list(where.excluded)))
+        if path_sql is None:
+            names = sorted({name.rsplit("/", 1)[-1] for name in where.excluded})
+            conditions.append((EXCLUDED_SQL.replace("{source}", source_sql), json_list(names)))
+        else:
+            template = (
+                EXCLUDED_PATH_SQL.replace("{name}", source_sql)
+                .replace("{path}", path_sql)
+                .replace("{suffix}", _suffix_match(path_sql, "x.value") if suffix else "")
+            )
+            conditions.append((template, json_list(list(where.excluded))))
+    if where.excluded_identities and identity_sql is not None:
+        conditions.append(
+            (EXCLUDED_SQL.replace("{source}", identity_sql), json_list(list(where.excluded_identities)))
+        )
     if where.scope is not None:
         if scope_sql is None:
             raise UnsupportedFilter(
