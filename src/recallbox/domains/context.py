@@ -8,10 +8,11 @@
    ``MEMORY.md`` the memory entries must be allowed; for any other source the request is
    resolved only among the allowed, indexed documents (``context_source``), so a denied
    source and an unknown one give the same ``allowed=False, reason="source not available"``.
-2. **Candidates from the index.** BM25 over the corpus: at most
-   ``RECALL_CONTEXT_CANDIDATE_ENTRIES`` entries (memory) or
-   ``RECALL_CONTEXT_CANDIDATE_SECTIONS`` sections of the document (knowledge) — never the
-   whole memory or file.
+2. **Candidates from the index.** Memory: the best ``RECALL_CONTEXT_CANDIDATE_ENTRIES``
+   entries by BM25 over every entry (FTS5's ``bm25()``). Knowledge: the best
+   ``RECALL_CONTEXT_CANDIDATE_SECTIONS`` sections of the document by BM25 with the document
+   as the corpus (its sections' count, lengths and document frequencies, from the index:
+   ``KnowledgeStore.source_scope``) — never the whole memory or file.
 3. **The slice** (``context_slice.slice_context``) with the index's own tokenizer
    (:func:`fts_tokenizer`, FTS5's ``porter unicode61 remove_diacritics 2``), at most 2 000
    tokens and 3 sections, entries verbatim in on-disk order.
@@ -35,6 +36,7 @@ import logging
 from recallbox.domains.context_slice import (
     RECALL_CONTEXT_CANDIDATE_ENTRIES,
     RECALL_CONTEXT_CANDIDATE_SECTIONS,
+    ContextSection,
     knowledge_section,
     memory_sections,
     slice_context,
@@ -47,8 +49,9 @@ from recallbox.domains.context_source import (
     unavailable,
 )
 from recallbox.domains.memory_inject import assemble_memory_injection, check_budget
-from recallbox.domains.privacy import call_exclusions
+from recallbox.domains.privacy import call_exclusions, normalize_source_path
 from recallbox.errors import InvalidArgument, RecallError
+from recallbox.ranking.bm25 import scope_scores
 from recallbox.storage.base import CORPUS_MEMORY_ENTRY, SearchFilter, Store
 from recallbox.text.cjk import segment
 from recallbox.text.fts_query import FtsQuery, build_fts_query
@@ -100,23 +103,46 @@ def _memory_context(store: Store, query: FtsQuery, where: SearchFilter) -> Recal
     return context_result(piece, layer=LAYER_KEYWORD, memory=True)
 
 
+def _basename(source: str) -> str | None:
+    try:
+        return normalize_source_path(source).rsplit("/", 1)[-1]
+    except InvalidArgument:
+        return None  # no usable basename: no stored source can be meant
+
+
+def _best_sections(store: Store, source: str, query: FtsQuery, where: SearchFilter) -> list[ContextSection]:  # fmt: skip
+    """The document's best sections for ``query``: BM25 with the document as the corpus."""
+    scope = store.source_scope(source, query.lexical, where=where)
+    if scope is None or not scope.matches:
+        return []
+    scores = scope_scores(
+        scope.rows, scope.tokens, scope.df, [(m.length, m.freqs) for m in scope.matches]
+    )
+    ranked = sorted(
+        zip((m.id for m in scope.matches), scores, strict=True), key=lambda p: (-p[1], p[0])
+    )[:RECALL_CONTEXT_CANDIDATE_SECTIONS]
+    rows = store.section_rows([rid for rid, _ in ranked], where=where)
+    return [
+        knowledge_section(
+            rid, row.content, start_line=row.start_line, heading_line=row.heading_line, score=s
+        )
+        for rid, s in ranked
+        if (row := rows.get(rid)) is not None
+    ]
+
+
 def _knowledge_context(
     store: Store, query: FtsQuery, source: str, where: SearchFilter
 ) -> RecallResult:
-    resolved = resolve_knowledge_source(source, store.knowledge_sources(where=where))
+    name = _basename(source)
+    if name is None:
+        return unavailable()
+    resolved = resolve_knowledge_source(source, store.knowledge_sources(where=where, name=name))
     if resolved is None:
         return unavailable()
     if query.is_empty:
         return RecallResult(allowed=True, content="")
-    ranked = store.source_ranked(
-        resolved, query.lexical, where=where, limit=RECALL_CONTEXT_CANDIDATE_SECTIONS
-    )
-    sections = [
-        knowledge_section(
-            row.id, row.content, start_line=row.start_line, heading_line=row.heading_line, score=s
-        )
-        for row, s in ranked
-    ]
+    sections = _best_sections(store, resolved, query, where)
     piece = slice_context(query.terms, sections, tokenize=fts_tokenizer)
     return context_result(piece, layer=LAYER_KEYWORD, memory=False)
 
@@ -126,9 +152,12 @@ def _record(store: Store, query: str, domain: str, result: RecallResult) -> None
     if not result.drilled:
         return
     try:
-        store.record_hits(query, domain=domain, layer=result.hit_layer, target_ids=result.drilled)
-        for target in result.drilled:
-            store.record_drill(target, domain=domain)
+        with store.transaction():  # one commit for the rows of one call
+            store.record_hits(
+                query, domain=domain, layer=result.hit_layer, target_ids=result.drilled
+            )
+            for target in result.drilled:
+                store.record_drill(target, domain=domain)
     except RecallError as exc:
         log.warning("recall_context: hit-log not recorded (%s)", type(exc).__name__)
 

@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 from recallbox.storage.queries import LexicalQuery, SearchFilter
 from recallbox.storage.values import (
     DocumentWrite,
+    KeywordScope,
     MemoryDrill,
     MemoryRow,
     MemoryWrite,
@@ -47,15 +48,18 @@ class KnowledgeStore(Protocol):
     def section_rows(self, ids: Sequence[str], *, where: SearchFilter) -> dict[str, SectionRow]:
         """The visible sections among ``ids`` (the others are simply absent)."""
 
-    def knowledge_sources(self, *, where: SearchFilter) -> list[str]:
-        """The distinct sources of every visible section, sorted (what ``recall_context``
-        resolves a requested source among)."""
+    def knowledge_sources(self, *, where: SearchFilter, name: str | None = None) -> list[str]:
+        """The distinct sources of the visible sections, sorted; with ``name``, only those
+        whose normalised basename is ``name`` (what ``recall_context`` resolves a requested
+        source among)."""
 
-    def source_ranked(
-        self, source: str, query: LexicalQuery, *, where: SearchFilter, limit: int
-    ) -> list[tuple[SectionRow, float]]:
-        """The visible sections of the document(s) stored as ``source`` matching ``query``,
-        ``(row, s)`` with ``s`` the BM25 score over the whole corpus, best first, ties by id."""
+    def source_scope(
+        self, source: str, query: LexicalQuery, *, where: SearchFilter
+    ) -> KeywordScope | None:
+        """BM25 statistics of ``query`` over the visible sections of the document(s) stored
+        as ``source`` (the document is the corpus: its live rows, their tokens, each phrase's
+        document frequency among them, and each matching row's length and phrase
+        frequencies); ``None`` when the document has no visible section."""
 
 
 @runtime_checkable

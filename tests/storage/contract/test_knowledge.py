@@ -98,18 +98,33 @@ def test_section_rows_and_sources_read_scopes_plus_the_global_library(store: Sto
     assert store.document_sections(None, "mine.md") == []
 
 
-def test_source_ranked_ranks_one_document(store: Store) -> None:
-    _, rollback = document(store, "runbook.md", RUNBOOK)
+def test_source_scope_gives_the_document_s_bm25_statistics(store: Store) -> None:
+    deploy, rollback = document(store, "runbook.md", RUNBOOK)
     document(store, "other.md", "## Rollback\nrollback rollback rollback\n")
-    found = store.source_ranked("runbook.md", NEEDLE, where=EVERYTHING, limit=5)
-    assert [(r.id, r.source) for r, _ in found] == [(rollback.id, "runbook.md")]
-    assert found[0][1] > 0
-    assert store.source_ranked("runbook.md", LexicalQuery(), where=EVERYTHING, limit=5) == []
-    assert store.source_ranked("runbook.md", NEEDLE, where=EVERYTHING, limit=0) == []
-    assert store.source_ranked("nope.md", NEEDLE, where=EVERYTHING, limit=5) == []
-    both = LexicalQuery((("make",),))
-    assert len(store.source_ranked("runbook.md", both, where=EVERYTHING, limit=5)) == 2
-    assert len(store.source_ranked("runbook.md", both, where=EVERYTHING, limit=1)) == 1
+    scope = store.source_scope("runbook.md", NEEDLE, where=EVERYTHING)
+    assert scope is not None
+    assert (scope.rows, scope.df) == (2, (1,))  # the document is the corpus
+    (found,) = scope.matches
+    assert found.id == rollback.id and found.freqs == (2,)  # heading and body
+    make = LexicalQuery((("make",), ("staging",)))
+    both = store.source_scope("runbook.md", make, where=EVERYTHING)
+    assert both is not None and both.df == (2, 2) and len(both.matches) == 2
+    assert both.tokens == sum(m.length for m in both.matches)
+    empty = store.source_scope("runbook.md", LexicalQuery(), where=EVERYTHING)
+    assert empty is not None and (empty.rows, empty.matches) == (2, ())
+    assert store.source_scope("nope.md", NEEDLE, where=EVERYTHING) is None
+    document(store, "runbook.md", RUNBOOK.split("## Rollback")[0])
+    after = store.source_scope("runbook.md", NEEDLE, where=EVERYTHING)
+    assert after is not None and (after.rows, after.matches) == (1, ())  # removed: not counted
+    assert deploy.id in {s.id for s in store.document_sections(None, "runbook.md")}
+
+
+def test_knowledge_sources_by_basename(store: Store) -> None:
+    for source in ("a/Plan.md", "b/plan.md", "plan.txt", "c/other.md"):
+        document(store, source, "## X\nwords\n")
+    assert store.knowledge_sources(where=EVERYTHING, name="plan.md") == ["a/Plan.md", "b/plan.md"]
+    assert store.knowledge_sources(where=EVERYTHING, name="nope.md") == []
+    assert len(store.knowledge_sources(where=EVERYTHING)) == 4
 
 
 def test_sections_have_vectors_and_refuse_a_channel(store: Store) -> None:

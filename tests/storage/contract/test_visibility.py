@@ -191,8 +191,10 @@ def test_a_denied_document_is_invisible_to_every_search_read(store: Store, how: 
     assert list(store.distances([1.0, 0.0], ids, space=space, where=where)) == [shown.id]
     assert list(store.section_rows(ids, where=where)) == [shown.id]
     assert store.knowledge_sources(where=where) == ["public/notes.md"]
-    assert store.source_ranked("private/secret.md", NEEDLE, where=where, limit=9) == []
-    assert [r.id for r, _ in store.source_ranked("public/notes.md", NEEDLE, where=where, limit=9)] == [shown.id]  # fmt: skip
+    assert store.knowledge_sources(where=where, name="secret.md") == []
+    assert store.source_scope("private/secret.md", NEEDLE, where=where) is None
+    public = store.source_scope("public/notes.md", NEEDLE, where=where)
+    assert public is not None and [m.id for m in public.matches] == [shown.id]
     if how.startswith("excluded") and not how.endswith("call"):
         fresh = store.ensure_embedding_space(CORPUS_SECTION, "other", 2)
         assert [t.id for t in store.embed_targets(fresh, after=0, limit=9)] == [shown.id]

@@ -21,9 +21,21 @@ import apsw
 from recallbox.storage.queries import LexicalQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import SECTIONS
+from recallbox.storage.sqlite.keyword import (
+    PHRASE_FREQS_FUNCTION,
+    decode_varint,
+    register_functions,
+)
 from recallbox.storage.sqlite.match import any_of, phrase_strings
 from recallbox.storage.sqlite.rows import new_id, now
-from recallbox.storage.values import DocumentWrite, SectionRow, SectionWrite, StoredSection
+from recallbox.storage.values import (
+    DocumentWrite,
+    KeywordScope,
+    RowFrequencies,
+    SectionRow,
+    SectionWrite,
+    StoredSection,
+)
 from recallbox.text.cjk import segment
 from recallbox.types import Section
 
@@ -183,30 +195,51 @@ class KnowledgeMixin:
             rows: list[Any] = conn.execute(sql, (c.keys(ids), *narrow.params)).fetchall()
         return {str(r[0]): _row(r) for r in rows}
 
-    def knowledge_sources(self, *, where: SearchFilter) -> list[str]:
+    def knowledge_sources(self, *, where: SearchFilter, name: str | None = None) -> list[str]:
         c = SECTIONS
         narrow = c.narrow(where)
-        sql = f"SELECT DISTINCT k.source FROM {c.rows_from} WHERE {c.rule}{narrow.sql}"
+        by_name = " AND k.source_name = ?" if name is not None else ""
+        sql = f"SELECT DISTINCT k.source FROM {c.rows_from} WHERE {c.rule}{narrow.sql}{by_name}"
+        params = (*narrow.params, *((name,) if name is not None else ()))
         with self.pool.reading() as conn:
-            rows = conn.execute(sql + " ORDER BY k.source", narrow.params).fetchall()
+            rows = conn.execute(sql + " ORDER BY k.source", params).fetchall()
         return [str(r[0]) for r in rows]
 
-    def source_ranked(
-        self, source: str, query: LexicalQuery, *, where: SearchFilter, limit: int
-    ) -> list[tuple[SectionRow, float]]:
+    def source_scope(
+        self, source: str, query: LexicalQuery, *, where: SearchFilter
+    ) -> KeywordScope | None:
+        """The document is the corpus; its rows are found by source first, then each is
+        looked up in the index (FTS5 evaluates the query per row: no corpus-wide scan)."""
         c = SECTIONS
         narrow = c.narrow(where)
-        if query.is_empty or limit < 1:
-            return []
-        sql = (
-            f"SELECT {_ROW_COLUMNS}, -bm25({c.fts}) AS s FROM {c.fts} "
-            f"JOIN {c.table} k ON k.id = {c.fts}.rowid WHERE {c.fts} MATCH ? "
-            f"AND k.source = ? AND {c.rule}{narrow.sql} ORDER BY s DESC, k.uid LIMIT ?"
-        )
-        params = (any_of(phrase_strings(query)), source, *narrow.params, limit)
-        with self.pool.reading() as conn:
-            rows: list[Any] = conn.execute(sql, params).fetchall()
-        return [(_row(r), float(r[9])) for r in rows]
+        phrases = phrase_strings(query)
+        live = f"k.source = ? AND {c.rule}{narrow.sql}"
+        params = (source, *narrow.params)
+        with self.pool.snapshot() as conn:
+            rows = tokens = 0
+            for (size,) in conn.execute(
+                f"SELECT d.sz FROM {c.table} k JOIN {c.fts}_docsize d ON d.id = k.id WHERE {live}",
+                params,
+            ):
+                rows += 1
+                tokens += decode_varint(bytes(size))[0] if size else 0
+            if not rows:
+                return None
+            if not phrases:
+                return KeywordScope(rows, tokens, (), ())
+            register_functions(conn)
+            df = [0] * len(phrases)
+            matches: list[RowFrequencies] = []
+            for rid, packed in conn.execute(
+                f"SELECT k.uid, {PHRASE_FREQS_FUNCTION}({c.fts}) FROM {c.table} k "
+                f"CROSS JOIN {c.fts} ON {c.fts}.rowid = k.id WHERE {c.fts} MATCH ? AND {live}",
+                (any_of(phrases), *params),
+            ):
+                length, *freqs = (int(x) for x in str(packed).split())
+                for i, freq in enumerate(freqs):
+                    df[i] += freq > 0
+                matches.append(RowFrequencies(str(rid), length, tuple(freqs)))
+        return KeywordScope(rows, tokens, tuple(df), tuple(matches))
 
 
 def _section(row: SectionRow) -> Section:
