@@ -367,6 +367,8 @@ class RecallResult:
     drilled: tuple[str, ...] = ()
     reason: str | None = None
     truncated: bool = False
+
+
 # -- tool outputs and injection (#12)
 
 

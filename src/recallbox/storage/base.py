@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import Protocol, TypeVar, runtime_checkable
 
 from recallbox.errors import StoreUnavailable
+from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import (
     CORPUS_MESSAGE,
     CORPUS_TRANSCRIPT_CHUNK,
@@ -40,17 +41,20 @@ from recallbox.storage.queries import (
     Phrase,
     SearchFilter,
 )
+from recallbox.storage.recall_protocols import HitLog, ToolOutputStore
 from recallbox.storage.values import (
     CandidateStream,
     ChunkRow,
     ChunkSource,
     EmbeddingSpace,
     EmbedTarget,
+    HitRow,
     ImportFile,
     ImportNode,
     ImportRecord,
     KeywordScope,
     NewMessage,
+    NewToolOutput,
     ReadableMessage,
     RowFrequencies,
     SearchableMessage,
@@ -82,9 +86,14 @@ class StoreLifecycle(Protocol):
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested calls join it. Not allowed inside a read snapshot."""
 
-    def read_snapshot(self) -> AbstractContextManager[None]:
+    def read_snapshot(self, deadline: Deadline | None = None) -> AbstractContextManager[None]:
         """Run the reads of the calling thread inside on one consistent snapshot (nested calls
-        and a surrounding write transaction join)."""
+        and a surrounding write transaction join).
+
+        With ``deadline``, a statement still running when it expires (or is cancelled, from
+        any thread) is stopped, and it and every later read inside raise
+        :class:`~recallbox.errors.TimedOut`; a nested snapshot's deadline adds to the outer's.
+        """
 
 
 @runtime_checkable
@@ -136,6 +145,11 @@ class ThreadStore(Protocol):
     def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
         """The hit and up to ``radius`` visible messages before and after it in its thread, in
         order; ``[]`` when the hit itself is not visible."""
+
+    def readable_history(self, channel: str) -> list[Message]:
+        """Every message of an allowed thread a model may read, in (generation, seq) order:
+        not pending, superseded, hidden from the model or a machine event (compaction
+        summaries included); ``[]`` when the thread is unknown **or** denied. One read."""
 
 
 @runtime_checkable
@@ -254,19 +268,6 @@ class VectorIndex(Protocol):
 
 
 @runtime_checkable
-class HitLog(Protocol):
-    """The append-only hit-log (DESIGN §5)."""
-
-    def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        """Append a drill: recall's caller opened ``target_id``."""
-
-    def record_hits(
-        self, query: str, *, domain: str, layer: str, target_ids: Sequence[str]
-    ) -> None:
-        """Append one hit row per returned target."""
-
-
-@runtime_checkable
 class ImportLedger(Protocol):
     """The bookkeeping of incremental transcript import (DESIGN §4.5), next to the messages.
 
@@ -381,6 +382,7 @@ class Store(
     ImportLedger,
     TranscriptChunks,
     Health,
+    ToolOutputStore,
     Protocol,
 ):
     """A complete backend: every concern above."""
@@ -403,6 +405,7 @@ PROTOCOLS: tuple[type, ...] = (
     ImportLedger,
     TranscriptChunks,
     Health,
+    ToolOutputStore,
 )
 
 
@@ -440,10 +443,12 @@ __all__ = [
     "CandidateStream",
     "ChunkRow",
     "ChunkSource",
+    "Deadline",
     "EmbedTarget",
     "EmbeddingSpace",
     "Health",
     "HitLog",
+    "HitRow",
     "ImportFile",
     "ImportLedger",
     "ImportNode",
@@ -454,6 +459,7 @@ __all__ = [
     "LiteralQuery",
     "LiteralSearch",
     "NewMessage",
+    "NewToolOutput",
     "Phrase",
     "PolicyStore",
     "ReadableMessage",
@@ -465,6 +471,7 @@ __all__ = [
     "StoreLifecycle",
     "SyncStore",
     "ThreadStore",
+    "ToolOutputStore",
     "TranscriptChunk",
     "TranscriptChunks",
     "VectorIndex",

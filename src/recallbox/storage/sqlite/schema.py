@@ -280,3 +280,33 @@ _M004_EXCLUSIONS = [
 ]
 MIGRATIONS.append((4, "source exclusions keyed by their normalised path", _M004_EXCLUSIONS))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+
+#: The hit-log grown up and stored tool outputs (#12, DESIGN §5, §6). ``verb`` names the verb of
+#: a drill row, ``event`` ties the rows of one recall together; ``hit_log_state`` keeps the count
+#: of rows dropped while the database was busy; ``hit_log_watermarks`` the last row each
+#: consumer (``decay``, the lazy embedding pass) has read — rotation deletes only below all of
+#: them. ``tool_outputs`` keeps each original under its handle with what its privacy follows:
+#: its thread, and its source (normalised basename, path, file identity).
+_M005_RECALL = [
+    "ALTER TABLE hit_log ADD COLUMN verb TEXT",
+    "ALTER TABLE hit_log ADD COLUMN event TEXT",
+    "CREATE INDEX hit_log_targets ON hit_log (target_id, domain)",
+    "CREATE TABLE hit_log_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, upto INTEGER NOT NULL, "
+    "updated_at TEXT NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE tool_outputs (
+        id INTEGER PRIMARY KEY,
+        handle TEXT NOT NULL UNIQUE,
+        thread_id INTEGER REFERENCES threads(id),
+        source TEXT,
+        source_path TEXT,
+        source_identity TEXT,
+        tool TEXT,
+        content TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX tool_outputs_by_thread ON tool_outputs (thread_id)",
+]
+MIGRATIONS.append((5, "hit-log drills, dropped count, watermarks; tool outputs", _M005_RECALL))
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
