@@ -10,17 +10,17 @@ drops its oldest rows and counts them; the count is stored with the next write a
 :data:`HIT_LOG_MAX_ROWS` rows, deleting only rows below the watermarks of its consumers
 (``decay`` and the lazy embedding pass).
 
-Off with ``recallbox.open(…, hit_log=False)`` (entrypoints: ``RECALLBOX_HIT_LOG=0``): nothing is
-recorded, so the lazy embedding pass and ``decay`` see no references.
+Off with ``recallbox.open(…, hit_log=False)`` (entrypoints: ``RECALLBOX_HIT_LOG=0``, read by
+``recallbox.config.hit_log_enabled``): nothing is recorded, so the lazy embedding pass and
+``decay`` see no references.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from recallbox.storage.base import HitLog, HitRow
@@ -31,9 +31,6 @@ HIT_LOG_MAX_ROWS = 1_000_000
 HIT_LOG_BUFFER_MAX_ROWS = 10_000
 #: How long closing a Box waits for the write lock to write the buffer.
 HIT_LOG_CLOSE_WAIT_S = 2.0
-#: The environment variable entrypoints read (``0`` turns the hit-log off).
-ENV_HIT_LOG = "RECALLBOX_HIT_LOG"
-OFF_VALUES = frozenset({"0", "false", "no", "off"})
 #: The consumers of the log: their watermarks hold rotation back.
 CONSUMER_DECAY = "decay"
 CONSUMER_EMBED = "embed"
@@ -42,12 +39,6 @@ FIRST_MESSAGE_DOMAIN = "first_message"
 LAYER_LITERAL = "literal"
 
 logger = logging.getLogger(__name__)
-
-
-def hit_log_from_env(environ: Mapping[str, str] | None = None) -> bool:
-    """False when ``RECALLBOX_HIT_LOG`` is ``0`` (or ``false``, ``no``, ``off``)."""
-    value = (os.environ if environ is None else environ).get(ENV_HIT_LOG, "")
-    return value.strip().lower() not in OFF_VALUES
 
 
 def new_event() -> str:

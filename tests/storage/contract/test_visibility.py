@@ -24,7 +24,7 @@ from recallbox.storage.base import (
     chunk_id,
 )
 
-from .helpers import DENIALS, add, chunk, deny, embed, stored
+from .helpers import DENIALS, add, chunk, deny, embed, row, stored
 
 NEEDLE = LexicalQuery((("needle",),))
 
@@ -112,6 +112,8 @@ def test_a_denied_thread_is_invisible_to_every_search_read(world: World, how: st
     assert store.session_window(secret[0], 5, where=where) == []
     assert [m.id for m in store.session_window(ops[0], 5, where=where)] == ops
     if stored(how):
+        assert store.readable_history("secret") == []
+        assert [m.id for m in store.readable_history("ops")] == ops
         assert store.readable_message(secret[0]) is None
         assert store.transcript_chunk("secret", 1, 0) is None
         assert not store.thread_allowed("secret")
@@ -154,3 +156,18 @@ def test_an_unsupported_filter_is_refused_not_dropped(world: World) -> None:
         store.literal_candidates(LiteralQuery("needle", True), where=scoped, limit=5)
     with pytest.raises(recallbox.UnsupportedFilter):
         store.nearest([1.0, 0.0], space=world.messages, where=scoped, limit=5)
+
+
+def test_the_readable_history_is_what_a_model_may_read(store: Store) -> None:
+    kept = add(store, "t", "first", "second")
+    add(store, "t", "queued", pending=True)
+    add(store, "t", "hidden", model_visible=False)
+    add(store, "t", "event", role="system", kind="machine_event")
+    gone = add(store, "t", "replaced")[0]
+    store.set_superseded(gone.id, kept[0].id)
+    summary = store.append("t", [row("the summary", role="system", kind="compaction_summary")])[0]
+    later = add(store, "t", "after the compaction")
+    history = store.readable_history("t")
+    assert [m.id for m in history] == [kept[0].id, kept[1].id, summary.id, later[0].id]
+    assert [m.generation for m in history] == [1, 1, 2, 2]
+    assert store.readable_history("nope") == []

@@ -116,6 +116,8 @@ def demo(ctx: click.Context, as_json: bool) -> None:
                     "channel": result.thread.channel,
                     "result": result.found,
                 },
+                "recall": result.recalled.to_json() if result.recalled is not None else None,
+                "ui": f"recallbox ui --db {path}",
             }
         )
         return
@@ -136,6 +138,14 @@ def demo(ctx: click.Context, as_json: bool) -> None:
     )
     click.echo(result.found)
     click.echo(f"\nnext: recallbox --db {path} read <message_id>")
+    if result.recalled is not None:
+        click.echo(
+            f"\nrecall({result.recalled.query!r}) fills one bucket per domain "
+            f"({len(result.recalled.render())} characters, budget "
+            f"{result.recalled.budget_chars}):\n"
+        )
+        click.echo(result.recalled.render())
+    click.echo(f"\nbrowse it: recallbox ui --db {path}")
 
 
 def register(group: click.Group) -> None:
