@@ -130,8 +130,9 @@ class RecallVerbs:
     ) -> str:
         """Once per generation of ``channel``: a recall on the keywords of its first user
         ``message``, at most ``max_tokens`` (``estimate_tokens``), or ``""`` — when already run
-        for this generation (by any process), when the channel is unknown or denied, or when
-        the recall is slower than ``timeout_s`` (it is dropped; the caller never waits longer).
+        for this generation (by any process), when the channel is unknown or denied, when
+        nothing is found, or when the recall is slower than ``timeout_s`` (it is dropped; the
+        caller never waits longer).
 
         Raises:
             InvalidArgument: a bad ``timeout_s`` or ``max_tokens``.
@@ -140,7 +141,7 @@ class RecallVerbs:
         found = run_first_message(
             self.store, self.hits, self._timebox, run, channel, message, timeout_s, max_tokens
         )
-        if found is None:
+        if found is None or not any(b.hits for b in found.buckets.values()):
             return ""
         record_recall(self.hits, found)
         return fit_tokens(found.render(), max_tokens)

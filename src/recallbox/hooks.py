@@ -32,6 +32,7 @@ from recallbox.injection import (
     memory_budget_tokens,
     resume_budget_chars,
 )
+from recallbox.injection_resume import resume_is_empty
 
 CLAUDE_CODE_FORMAT = "claude-code"
 #: The ``SessionStart`` sources that print the session start (a fresh ``startup`` does not).
@@ -71,9 +72,12 @@ def memory_injection_text(box: Box, budget_tokens: int) -> str:
 
 def session_start_text(box: Box, channel: str) -> str:
     """The resume context of ``channel``, then the memory injection in the room left, within
-    :data:`HOOK_OUTPUT_MAX_CHARS` (DESIGN §7.1)."""
+    :data:`HOOK_OUTPUT_MAX_CHARS` (DESIGN §7.1). A thread with nothing a model may read —
+    unknown, denied or empty alike — adds no resume context."""
     budget = min(resume_budget_chars(CONTEXT_WINDOW_TOKENS), HOOK_OUTPUT_MAX_CHARS)
     resume = box.resume_context(channel, CONTEXT_WINDOW_TOKENS, budget)
+    if resume_is_empty(resume):
+        resume = ""
     memory = memory_injection_text(box, memory_budget_tokens(resume))
     return assemble_session_start(resume, memory)
 

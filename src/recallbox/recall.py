@@ -284,10 +284,10 @@ def _dedupe(slots: Sequence[_Slot], shown: Collection[str]) -> None:
 
 def _render(store: Store, slot: _Slot, budget: int, overall: Deadline) -> None:
     """Render one bucket within ``budget`` (its text, or a status line)."""
-    if slot.error is not None or slot.domain is None or slot.ctx is None:
+    if slot.error is not None or slot.domain is None:
         slot.text = UNAVAILABLE[slot.error or ERROR_NOT_AVAILABLE]
         return
-    if not slot.hits:
+    if not slot.hits or slot.ctx is None:
         slot.text = NO_HITS
         return
     text = ""

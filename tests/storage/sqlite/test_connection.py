@@ -156,10 +156,13 @@ def test_a_cancelled_deadline_stops_a_running_statement(tmp_path: Path, location
         started = threading.Event()
         timer = threading.Timer(0.2, cancel.cancel)
         timer.start()
-        with pytest.raises(recallbox.TimedOut), store.read_snapshot(deadline=cancel):
-            with store.pool.reading() as conn:
-                started.set()
-                conn.execute(ENDLESS_SQL).fetchall()
+        with (
+            pytest.raises(recallbox.TimedOut),
+            store.read_snapshot(deadline=cancel),
+            store.pool.reading() as conn,
+        ):
+            started.set()
+            conn.execute(ENDLESS_SQL).fetchall()
         timer.join()
         assert started.is_set()
         with store.pool.reading() as conn:  # the connection is usable again, without a handler
