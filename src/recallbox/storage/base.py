@@ -31,7 +31,9 @@ from datetime import datetime
 from typing import Protocol, TypeVar, runtime_checkable
 
 from recallbox.errors import StoreUnavailable
+from recallbox.storage.base_code import CodeStore
 from recallbox.storage.queries import (
+    CORPUS_CODE_SYMBOL,
     CORPUS_MESSAGE,
     CORPUS_TRANSCRIPT_CHUNK,
     EVERYTHING,
@@ -381,6 +383,7 @@ class Store(
     ImportLedger,
     TranscriptChunks,
     Health,
+    CodeStore,
     Protocol,
 ):
     """A complete backend: every concern above."""
@@ -403,6 +406,7 @@ PROTOCOLS: tuple[type, ...] = (
     ImportLedger,
     TranscriptChunks,
     Health,
+    CodeStore,
 )
 
 
@@ -433,6 +437,7 @@ def require(store: object, protocol: type[P]) -> P:
 
 
 __all__ = [
+    "CORPUS_CODE_SYMBOL",
     "CORPUS_MESSAGE",
     "CORPUS_TRANSCRIPT_CHUNK",
     "EVERYTHING",
@@ -440,6 +445,7 @@ __all__ = [
     "CandidateStream",
     "ChunkRow",
     "ChunkSource",
+    "CodeStore",
     "EmbedTarget",
     "EmbeddingSpace",
     "Health",

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 CORPUS_MESSAGE = "message"
 #: Chunks of imported transcripts (public id: ``<channel>@<first seq>[.<part>]``).
 CORPUS_TRANSCRIPT_CHUNK = "transcript_chunk"
+#: Code symbols of every indexed scope (public id: ``<scope>\x1f<symbol id>``, see
+#: ``recallbox.storage.values_code.code_key``).
+CORPUS_CODE_SYMBOL = "code_symbol"
 
 Phrase = tuple[str, ...]
 """Words that must occur adjacent and in this order (see :class:`LexicalQuery`)."""

@@ -8,6 +8,7 @@
 | ``VectorIndex`` | ``vector_index.py`` (same corpora; ``vectors.py`` is sqlite-vec) |
 | ``ImportLedger`` | ``imports.py`` |
 | ``TranscriptChunks`` | ``chunks.py`` |
+| ``CodeStore`` | ``code.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
@@ -23,6 +24,7 @@ from recallbox.errors import NotFound, SchemaMismatch
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite import fts, literal
 from recallbox.storage.sqlite.chunks import ChunksMixin
+from recallbox.storage.sqlite.code import CodeMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.keyword import KeywordMixin
@@ -45,7 +47,9 @@ def _is_applied(conn: apsw.Connection, version: int) -> bool:
     return row is not None
 
 
-class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, ChunksMixin):
+class SQLiteStore(
+    ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, ChunksMixin, CodeMixin
+):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
     capabilities: frozenset[str] = frozenset({"fts5", "trigram", "bigram_cjk"})
