@@ -204,10 +204,10 @@ def test_duplicates_collapse_to_one_hit(box: recallbox.Box) -> None:
 
 def test_domains(box: recallbox.Box) -> None:
     assert DOMAINS == ("memory", "knowledge", "sessions", "transcripts", "code")
-    assert AVAILABLE_DOMAINS == ("sessions", "transcripts")
+    assert AVAILABLE_DOMAINS == ("sessions", "transcripts", "code")
     with pytest.raises(recallbox.InvalidArgument, match="unknown domain"):
         box.search("x", domain="everything")
-    for domain in ("memory", "knowledge", "code"):
+    for domain in ("memory", "knowledge"):
         with pytest.raises(recallbox.InvalidArgument, match="not available yet"):
             box.search("x", domain=domain)
 

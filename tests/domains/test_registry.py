@@ -19,6 +19,7 @@ from recallbox.domains.registry import (
 from recallbox.domains.transcripts import render_transcripts_bucket
 from recallbox.ranking.fusion import DOMAIN_THRESHOLDS
 from recallbox.storage.base import (
+    CORPUS_CODE_SYMBOL,
     CORPUS_MESSAGE,
     CORPUS_TRANSCRIPT_CHUNK,
     KeywordIndex,
@@ -30,8 +31,9 @@ from recallbox.types import Hit
 
 def test_the_registry_lists_what_can_be_searched_in_bucket_order() -> None:
     assert DOMAINS == ("memory", "knowledge", "sessions", "transcripts", "code")
-    assert AVAILABLE_DOMAINS == ("sessions", "transcripts") == tuple(d.name for d in registered())
-    assert vector_owners() == [CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK]
+    assert AVAILABLE_DOMAINS == ("sessions", "transcripts", "code")
+    assert tuple(d.name for d in registered()) == AVAILABLE_DOMAINS
+    assert vector_owners() == [CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK, CORPUS_CODE_SYMBOL]
     for name, domain in REGISTRY.items():
         assert domain.name == name and name in DOMAINS
         assert domain.threshold == DOMAIN_THRESHOLDS[name]
@@ -43,10 +45,10 @@ def test_an_unknown_domain_names_the_known_ones(name: object) -> None:
         get_domain(name)
 
 
-@pytest.mark.parametrize("name", ["memory", "knowledge", "code"])
+@pytest.mark.parametrize("name", ["memory", "knowledge"])
 def test_a_domain_of_a_later_version_is_not_available_yet(name: str) -> None:
     with pytest.raises(
-        recallbox.InvalidArgument, match=r"not available yet.*sessions, transcripts"
+        recallbox.InvalidArgument, match=r"not available yet.*sessions, transcripts, code"
     ):
         get_domain(name)
 

@@ -8,9 +8,10 @@ signature and docstring, fused with :data:`~recallbox.ranking.fusion.THRESHOLD_C
 1. **exact names first**: a one-word query naming a symbol (its name, or a dotted tail of its
    qualified name) puts those symbols first, the one with the most callers first — the
    definition, not a wrapper of the same name;
-2. **tests demoted**: a symbol in a test file (:func:`is_test_path`) scores
-   :data:`TEST_FILE_WEIGHT` of its fused score unless the query is about tests
-   (:data:`TEST_QUERY_WORDS`);
+2. **tests demoted**: unless the query is about tests (:data:`TEST_QUERY_WORDS`), a symbol in
+   a test file (:func:`is_test_path`) has both legs weighed by :data:`TEST_FILE_WEIGHT` — its
+   BM25 score before the keyword leg is normalised over the candidates, its vector similarity
+   in the hybrid score — so a test ranks below a definition that matches about as well;
 3. the rest by missing identifier literals, score, id (as every hybrid domain).
 
 The top hit carries up to :data:`TOP_HIT_CALLERS` one-hop callers, and every hit says whether
@@ -29,7 +30,13 @@ from pathlib import Path
 from recallbox.code.incremental import FileStamp, stale_files
 from recallbox.domains.base import SearchContext
 from recallbox.domains.hybrid import fuse_legs
-from recallbox.ranking.fusion import EXPLAIN_FUSED, EXPLAIN_LEG, THRESHOLD_CODE, Fused
+from recallbox.ranking.fusion import (
+    EXPLAIN_FUSED,
+    EXPLAIN_LEG,
+    THRESHOLD_CODE,
+    Fused,
+    hybrid_score,
+)
 from recallbox.storage.base import CORPUS_CODE_SYMBOL, LexicalQuery
 from recallbox.storage.values_code import CodeSymbolRow, parse_code_key
 from recallbox.text.fts_query import FtsQuery
@@ -47,7 +54,7 @@ VECTOR_CANDIDATES = 200
 NAME_CANDIDATES = 50
 #: One-hop callers the top hit carries (DESIGN §4.5).
 TOP_HIT_CALLERS = 5
-#: A test file's symbol keeps this share of its fused score unless the query is about tests.
+#: The weight of a test file's symbol on both legs unless the query is about tests.
 TEST_FILE_WEIGHT = 0.5
 #: Query words that make a query about tests (no demotion then).
 TEST_QUERY_WORDS = frozenset(
@@ -89,6 +96,12 @@ def is_test_path(path: str) -> bool:
     if any(folder in TEST_DIRECTORIES for folder in folders):
         return True
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in TEST_FILE_PATTERNS)
+
+
+def in_test_file(key: str) -> bool:
+    """Whether the symbol of a public key is defined in a test file."""
+    parsed = parse_code_key(key)
+    return parsed is not None and is_test_path(parsed[1].split("::", 1)[0])
 
 
 def about_tests(query: FtsQuery) -> bool:
@@ -155,7 +168,10 @@ def _rank(
             continue
         weight = TEST_FILE_WEIGHT if demote and is_test_path(row.path) else 1.0
         found = by_id.get(key)
-        score = (found.score if found is not None else 0.0) * weight
+        score = 0.0
+        if found is not None:
+            vector = found.vector * weight if found.vector is not None else None
+            score = hybrid_score(found.keyword, vector) if weight < 1.0 else found.score
         exact = words is not None and names_symbol(row, words)
         if found is not None or exact:
             ranked.append(_Ranked(row, score, found, weight, exact))
@@ -224,12 +240,17 @@ def search(ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
     store, where = ctx.store, ctx.where
     lexical = code_lexical(query)
     name = exact_name(query)
+    demote = not about_tests(query)
     with store.read_snapshot():
         keyword: dict[str, float] | None = None
         named: list[str] = []
         if ctx.use_keyword and not lexical.is_empty:
             pool = max(limit, KEYWORD_CANDIDATES)
-            keyword = dict(store.keyword_ranked(CORPUS_CODE_SYMBOL, lexical, where=where, limit=pool))
+            ranked_keys = store.keyword_ranked(CORPUS_CODE_SYMBOL, lexical, where=where, limit=pool)
+            keyword = {
+                k: s * (TEST_FILE_WEIGHT if demote and in_test_file(k) else 1.0)
+                for k, s in ranked_keys
+            }
             if name is not None:
                 named = store.code_name_matches(name[1], where=where, limit=NAME_CANDIDATES)
         fused, scored = fuse_legs(
@@ -247,7 +268,7 @@ def search(ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
         )
         rows = {key: item.row for key, item in scored.items()}
         rows.update(store.code_symbol_rows([k for k in named if k not in rows], where=where))
-        ranked = _rank(rows, fused, named, name[0] if name else None, not about_tests(query))
+        ranked = _rank(rows, fused, named, name[0] if name else None, demote)
         ranked = ranked[:limit]
         callers = (
             store.code_calls([ranked[0].row.key], incoming=True, where=where, limit=TOP_HIT_CALLERS)
