@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 from recallbox.code.modules import JS_FAMILY, ModuleMap
@@ -121,13 +121,20 @@ class _Named:
         self.by_class = by_class
 
 
-def resolve_edges(files: Sequence[FileIndex], *, root_name: str | None = None) -> list[Edge]:
+def resolve_edges(
+    files: Sequence[FileIndex],
+    *,
+    root_name: str | None = None,
+    only: Callable[[FileIndex, Edge], bool] | None = None,
+) -> list[Edge]:
     """Every edge of ``files``, with targets resolved across them (see the module docstring).
 
     Args:
         files: all the files of one index (one scope), as extracted or as stored.
         root_name: the indexed root directory's name; when the root is itself a Python
             package (it holds ``__init__.py``), ``<root_name>.<module>`` names its modules.
+        only: the edges to resolve (again); the others are returned as given, their targets
+            taken as resolved (a stored base class still leads to its methods). ``None``: all.
 
     Returns:
         The edges in file order, then extraction order; ``exact`` edges unchanged.
@@ -135,16 +142,20 @@ def resolve_edges(files: Sequence[FileIndex], *, root_name: str | None = None) -
     index = _Index(files, root_name)
     resolved: dict[int, Edge] = {}
     ordered = [(file, edge) for file in files for edge in file.edges]
+
+    def wanted(file: FileIndex, edge: Edge) -> bool:
+        return edge.confidence != CONFIDENCE_EXACT and (only is None or only(file, edge))
+
     # Bases first, so inherited methods can be found through them.
     for position, (file, edge) in enumerate(ordered):
         if edge.kind == "extends":
-            result = _resolve(index, file, edge) if edge.confidence != CONFIDENCE_EXACT else edge
+            result = _resolve(index, file, edge) if wanted(file, edge) else edge
             resolved[position] = result
             if result.target_id is not None:
                 index.bases[edge.source_id].append(result.target_id)
     for position, (file, edge) in enumerate(ordered):
         if position not in resolved:
-            resolved[position] = edge if edge.confidence == CONFIDENCE_EXACT else _resolve(index, file, edge)
+            resolved[position] = _resolve(index, file, edge) if wanted(file, edge) else edge
     return [resolved[position] for position in range(len(ordered))]
 
 

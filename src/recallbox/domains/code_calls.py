@@ -27,6 +27,12 @@ MAX_CALLER_DEPTH = 5
 MAX_CALL_HITS = 100
 #: ``Hit.explain`` key: how many hops from the symbol asked about.
 EXPLAIN_DEPTH = "depth"
+#: A symbol id echoed in an error is cut to this many characters.
+ECHO_ID_CHARS = 120
+
+
+def _echo(symbol_id: str) -> str:
+    return repr(symbol_id if len(symbol_id) <= ECHO_ID_CHARS else symbol_id[: ECHO_ID_CHARS - 1] + "…")
 
 
 class CallGraphStore(CodeStore, StoreLifecycle, Protocol):
@@ -62,11 +68,11 @@ def find_symbol(store: CodeStore, symbol_id: str, where: SearchFilter) -> CodeSy
     rows = store.code_symbol_rows([code_key(scope, symbol_id) for scope in scopes], where=where)
     if not rows:
         where_text = f" in scope {where.scope!r}" if where.scope is not None else ""
-        raise NotFound(f"unknown symbol id {symbol_id!r}{where_text}")
+        raise NotFound(f"unknown symbol id {_echo(symbol_id)}{where_text}")
     if len(rows) > 1:
         found = ", ".join(sorted(row.scope for row in rows.values()))
         raise InvalidArgument(
-            f"symbol id {symbol_id!r} exists in several scopes ({found}); pass scope= to choose"
+            f"symbol id {_echo(symbol_id)} exists in several scopes ({found}); pass scope= to choose"
         )
     return next(iter(rows.values()))
 

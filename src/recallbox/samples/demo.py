@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from recallbox.box import Box
-from recallbox.types import Thread
+from recallbox.errors import DependencyMissing
+from recallbox.types import Hit, Thread
 
 JOURNAL_FILLER_LINES = 1_500
 SAMPLE_PACKAGE = "recallbox.samples"
+#: The scope the demo indexes this package's own source under, and what it looks up there.
+CODE_DEMO_SCOPE = "recallbox-samples"
+CODE_DEMO_QUERY = "load_sample"
 
 
 def _journal() -> str:
@@ -67,6 +72,28 @@ def load_sample(box: Box) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class CodeDemo:
+    """The code step of the demo: the sample source indexed, and one symbol looked up."""
+
+    scope: str
+    files: int
+    symbols: int
+    query: str
+    hits: list[Hit]
+
+
+def demo_code(box: Box) -> CodeDemo | None:
+    """Index this package's own source (``recallbox/samples``) and look a symbol up; ``None``
+    without the ``code`` extra (the code bucket then stays empty, DESIGN §8)."""
+    try:
+        report = box.index_code(Path(__file__).parent, scope=CODE_DEMO_SCOPE)
+    except DependencyMissing:
+        return None
+    hits = box.search(CODE_DEMO_QUERY, domain="code", scope=CODE_DEMO_SCOPE, limit=3)
+    return CodeDemo(report.scope, report.total_files, report.total_symbols, CODE_DEMO_QUERY, hits)
+
+
+@dataclass(frozen=True, slots=True)
 class DemoResult:
     """What ``recallbox demo`` shows: the loaded thread, its health and one search."""
 
@@ -76,6 +103,7 @@ class DemoResult:
     indexes_healthy: bool
     query: str
     found: str
+    code: CodeDemo | None = None
 
 
 def run_demo(box: Box, query: str) -> DemoResult:
@@ -91,4 +119,5 @@ def run_demo(box: Box, query: str) -> DemoResult:
         indexes_healthy=box.doctor().healthy,
         query=query,
         found=box.search_memory(query, channel),
+        code=demo_code(box),
     )

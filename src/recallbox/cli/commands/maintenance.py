@@ -18,6 +18,7 @@ from recallbox.cli.shared import (
 )
 
 if TYPE_CHECKING:
+    from recallbox.samples.demo import CodeDemo
     from recallbox.types import DoctorReport
 
 DEMO_DIR = "demo"
@@ -116,6 +117,7 @@ def demo(ctx: click.Context, as_json: bool) -> None:
                     "channel": result.thread.channel,
                     "result": result.found,
                 },
+                "code": result.code,
             }
         )
         return
@@ -136,6 +138,22 @@ def demo(ctx: click.Context, as_json: bool) -> None:
     )
     click.echo(result.found)
     click.echo(f"\nnext: recallbox --db {path} read <message_id>")
+    _echo_code_step(path, result.code)
+
+
+def _echo_code_step(path: Path, step: CodeDemo | None) -> None:
+    if step is None:
+        click.echo("\ncode index: skipped (pip install 'recallbox[code]' to index code)")
+        return
+    click.echo(
+        f"\ncode index: {step.files} sample file(s), {step.symbols} symbol(s) as scope "
+        f"{step.scope!r}; search({step.query!r}, domain='code'):"
+    )
+    for rank, hit in enumerate(step.hits, start=1):
+        lines = f":{hit.lines[0]}-{hit.lines[1]}" if hit.lines else ""
+        callers = f"  <- called by {', '.join(hit.callers)}" if hit.callers else ""
+        click.echo(f"  {rank}. {hit.id} ({hit.source}{lines}){callers}")
+    click.echo(f"next: recallbox --db {path} code callers '{step.hits[0].id}'" if step.hits else "")
 
 
 def register(group: click.Group) -> None:

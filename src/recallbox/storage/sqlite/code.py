@@ -220,7 +220,7 @@ class CodeMixin:
             symbols: dict[int, list[CodeSymbolRef]] = {file_id: [] for file_id in files}
             for r in conn.execute(
                 "SELECT file_id, symbol_id, name, qualname, kind, start_line, end_line "
-                "FROM code_symbols WHERE scope_id = ? ORDER BY file_id, start_line, symbol_id",
+                "FROM code_symbols WHERE scope_id = ?",
                 (scope_id,),
             ):
                 symbols[int(r[0])].append(
@@ -229,13 +229,17 @@ class CodeMixin:
             edges: dict[int, list[CodeEdgeRecord]] = {file_id: [] for file_id in files}
             for r in conn.execute(
                 f"SELECT {_EDGE_COLUMNS} FROM code_edges e WHERE e.scope_id = ? "
-                "AND e.kind IN ('imports', 'extends') ORDER BY e.file_id, e.ordinal",
+                "AND e.kind IN ('imports', 'extends')",
                 (scope_id,),
             ):
                 edges[int(r[0])].append(_edge(r))
         ordered = sorted(files.items(), key=lambda item: item[1].path)
         return [
-            CodeGraphFile(file, tuple(symbols[file_id]), tuple(edges[file_id]))
+            CodeGraphFile(
+                file,
+                tuple(sorted(symbols[file_id], key=lambda s: (s.start_line, s.symbol_id))),
+                tuple(sorted(edges[file_id], key=lambda e: e.ordinal)),
+            )
             for file_id, file in ordered
         ]
 

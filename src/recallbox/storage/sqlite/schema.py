@@ -356,7 +356,7 @@ _M005_CODE = [
     "CREATE INDEX code_edges_by_target ON code_edges (scope_id, target_id) "
     "WHERE target_id IS NOT NULL",
     "CREATE INDEX code_edges_by_source ON code_edges (scope_id, source_id)",
-    "CREATE INDEX code_edges_by_last ON code_edges (scope_id, target_last)",
+    "CREATE INDEX code_edges_by_kind ON code_edges (scope_id, kind, target_last)",
     CODE_SYMBOLS_FTS.create_sql(),
     *CODE_SYMBOLS_FTS.trigger_sql(),
 ]
