@@ -50,10 +50,14 @@ AGENT_FACING = {
     "domains/sessions.py",
     "domains/sessions_render.py",
     "domains/transcripts.py",
+    "domains/code.py",
+    "domains/code_calls.py",
 }
 AUDIT_VERBS = {"messages", "message", "threads"}
 #: The store's audit reads, forbidden on the search paths this package owns.
-STORE_AUDIT_READS = {"get_message", "list_threads", "iter_messages", "messages"}
+STORE_AUDIT_READS = {
+    "get_message", "list_threads", "iter_messages", "messages", "code_graph", "code_call_edges",
+}  # fmt: skip
 SEARCH_PATHS = AGENT_FACING - {"mcp_server.py", "hooks.py"}
 
 
