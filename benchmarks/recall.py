@@ -19,7 +19,9 @@ fan-out over the five domains, rendering within the 12 000-character budget, the
 after ``WARMUP`` calls: once with ``allow_embed=False``, once with ``allow_embed=True`` (the
 store's vectors written first by ``embed_all`` with the dependency-free ``hash`` embedder, so
 each recall embeds its query once and every domain runs its vector leg). Goals (the issue):
-p95 ≤ 150 ms without embedding, ≤ 250 ms with it. The machine's load average is recorded: on a
+p95 ≤ 150 ms without embedding, ≤ 250 ms with it. Then each domain is recalled alone (keyword
+only, ``--domain-queries`` queries) to show where the time goes; a bucket past its time limit
+(``RECALL_DOMAIN_TIMEOUT_S``) is counted in ``bucket_errors``. The machine's load average is recorded: on a
 shared machine, compare the figures of one run with each other.
 
 Writes JSON (commit, dataset, parameters, p50/p95/max, per-bucket hit rates) to
@@ -53,6 +55,7 @@ DEFAULT_ENTRIES = 1_000
 DEFAULT_SECTIONS = 1_000
 DEFAULT_FILES = 1_000
 DEFAULT_QUERIES = 300
+DEFAULT_DOMAIN_QUERIES = 100
 WARMUP = 20
 SEED = 20_261_201
 THREAD_SIZE = 100
@@ -251,6 +254,26 @@ def measure(box: recallbox.Box, items: list[str], allow_embed: bool) -> dict[str
     }
 
 
+def per_domain(box: recallbox.Box, items: list[str]) -> dict[str, Any]:
+    """Each domain recalled alone (keyword only): where the time of a whole recall goes."""
+    out: dict[str, Any] = {}
+    for name in DOMAINS:
+        times: list[float] = []
+        errors = 0
+        for query in items:
+            start = time.perf_counter()
+            result = box.recall(query, domains=[name])
+            times.append((time.perf_counter() - start) * 1000)
+            errors += result.buckets[name].error is not None
+        times.sort()
+        out[name] = {
+            "p50_ms": round(statistics.median(times), 1),
+            "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1),
+            "errors": errors,
+        }
+    return out
+
+
 def commit() -> str:
     try:
         return subprocess.run(
@@ -267,6 +290,7 @@ def main() -> None:
     parser.add_argument("--sections", type=int, default=DEFAULT_SECTIONS)
     parser.add_argument("--files", type=int, default=DEFAULT_FILES)
     parser.add_argument("--queries", type=int, default=DEFAULT_QUERIES)
+    parser.add_argument("--domain-queries", type=int, default=DEFAULT_DOMAIN_QUERIES)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="recallbox-bench-recall-") as tmp:
@@ -280,6 +304,7 @@ def main() -> None:
             embed_s = time.perf_counter() - started
             items = queries(vocab, args.queries)
             results = [measure(box, items, False), measure(box, items, True)]
+            alone = per_domain(box, items[: args.domain_queries])
     report = {
         "benchmark": "recall",
         "commit": commit(),
@@ -301,6 +326,7 @@ def main() -> None:
         "warmup": WARMUP,
         "budget_chars": 12_000,
         "results": results,
+        "per_domain_keyword": alone,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

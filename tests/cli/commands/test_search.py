@@ -126,3 +126,14 @@ def test_search_transcripts_from_the_cli(tmp_path: Path, run, fixtures: Path) ->
     assert r.code == 0 and [h["domain"] for h in hits] == ["transcripts"]
     assert hits[0]["source"].endswith("7f3c2a10-5b6d-4e8f-9a01-23456789abcd.jsonl")
     assert hits[0]["lines"] == [21, 29]
+
+
+def test_a_real_match_never_prints_a_zero_score(db: str, run) -> None:
+    """#17 item 6: ``search`` prints each hit's rank and raw legs, never ``0.00`` for a match."""
+    run("--db", db, "append", "a", "user", "walrus walrus")
+    run("--db", db, "append", "b", "user", "a walrus and many other words here")
+    r = run("--db", db, "search", "walrus")
+    assert r.code == 0 and r.out.startswith("1. m_") and "\n2. m_" in r.out
+    legs = re.findall(r"bm25=(\S+?)[ )]", r.out)
+    assert len(legs) == 2 and all(float(v) != 0 for v in legs), r.out
+    assert "score=" not in r.out
