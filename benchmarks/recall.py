@@ -22,7 +22,8 @@ each recall embeds its query once and every domain runs its vector leg). Goals (
 p95 ≤ 150 ms without embedding, ≤ 250 ms with it. Then each domain is recalled alone (keyword
 only, ``--domain-queries`` queries) to show where the time goes; a bucket past its time limit
 (``RECALL_DOMAIN_TIMEOUT_S``) is counted in ``bucket_errors``. The machine's load average is recorded: on a
-shared machine, compare the figures of one run with each other.
+shared machine, compare the figures of one run with each other; the CPU time of each call
+(``time.process_time``: this process, every thread) is recorded beside its wall time.
 
 Writes JSON (commit, dataset, parameters, p50/p95/max, per-bucket hit rates) to
 ``benchmarks/results/recall.json``. Usage: ``nice -n 10 python benchmarks/recall.py``.
@@ -229,23 +230,28 @@ def measure(box: recallbox.Box, items: list[str], allow_embed: bool) -> dict[str
     for query in items[:WARMUP]:
         box.recall(query, allow_embed=allow_embed)
     times: list[float] = []
+    cpu: list[float] = []
     hits = dict.fromkeys(DOMAINS, 0)
     errors = dict.fromkeys(DOMAINS, 0)
     longest = 0
     for query in items:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = box.recall(query, allow_embed=allow_embed)
         times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - start_cpu) * 1000)
         longest = max(longest, len(result.render()))
         for name, bucket in result.buckets.items():
             hits[name] += bool(bucket.hits)
             errors[name] += bucket.error is not None
     times.sort()
+    cpu.sort()
     return {
         "allow_embed": allow_embed,
         "queries": len(items),
         "p50_ms": round(statistics.median(times), 1),
         "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1),
+        "cpu_p50_ms": round(statistics.median(cpu), 1),
+        "cpu_p95_ms": round(cpu[int(0.95 * (len(cpu) - 1))], 1),
         "max_ms": round(times[-1], 1),
         "goal_p95_ms": GOAL_P95_MS["embed" if allow_embed else "keyword"],
         "bucket_hit_rate": {k: round(v / len(items), 3) for k, v in hits.items()},
@@ -259,16 +265,21 @@ def per_domain(box: recallbox.Box, items: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in DOMAINS:
         times: list[float] = []
+        cpu: list[float] = []
         errors = 0
         for query in items:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             result = box.recall(query, domains=[name])
             times.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.process_time() - start_cpu) * 1000)
             errors += result.buckets[name].error is not None
         times.sort()
+        cpu.sort()
         out[name] = {
             "p50_ms": round(statistics.median(times), 1),
             "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1),
+            "cpu_p50_ms": round(statistics.median(cpu), 1),
+            "cpu_p95_ms": round(cpu[int(0.95 * (len(cpu) - 1))], 1),
             "errors": errors,
         }
     return out
