@@ -26,6 +26,7 @@ from recallbox.recall import (
     RECALL_HEADER,
     RECALL_MAX_BUDGET_CHARS,
 )
+from recallbox.text.windows import SEP
 from table_dump import dump_tables, hit_log_rows
 
 #: The word every domain's data holds, and each domain's own canary.
@@ -325,3 +326,20 @@ def test_a_big_recall_gives_every_bucket_room(big: recallbox.Box) -> None:
     lengths = {n: len(b.text) for n, b in result.buckets.items()}
     assert all(length > 200 for length in lengths.values()), lengths
     assert len(result.render()) <= RECALL_MAX_BUDGET_CHARS
+
+
+def test_search_memory_other_memory_part_recalls_memory_knowledge_and_sessions(
+    filled: tuple[recallbox.Box, Fill],
+) -> None:
+    """DESIGN §3.2: the default other-memory answerer is this recall over memory, knowledge
+    and sessions (keyword only), after the literal part and never repeating it."""
+    box, fill_ = filled
+    answer = box.search_memory(COMMON, "ops").split(SEP, 1)[1]
+    assert answer.startswith(RECALL_HEADER)
+    labels = re.findall(r"^\[bucket=(\w+) layer=\w+\]$", answer, re.M)
+    assert labels == ["memory", "knowledge", "sessions"]
+    ids = rendered_ids(answer)
+    assert ids.get("memory_key") and ids.get("section_id")
+    assert "symbol_id" not in ids and "chunk_id" not in ids
+    deny_everything(box, fill_)
+    assert SEP not in box.search_memory(COMMON, fill_.channel)
