@@ -18,6 +18,7 @@ from recallbox.storage.values import (
     SectionRow,
     StoredSection,
 )
+from recallbox.inventory_types import KnowledgeDocument
 from recallbox.types import MemoryEntry, Section
 
 
@@ -40,6 +41,10 @@ class KnowledgeStore(Protocol):
 
     def document_sources(self, scope: str | None, root: str) -> list[str]:
         """The sources with live rows synced from ``root`` into ``scope``, sorted."""
+
+    def knowledge_documents(self) -> list[KnowledgeDocument]:
+        """Audit read: every stored document ``(scope, source)`` with its live and removed
+        section counts and its last write, by source then scope (no policy applied)."""
 
     def write_document(self, document: DocumentWrite) -> list[Section]:
         """Apply one document's writes and removals in one transaction (new rows get their
