@@ -114,7 +114,7 @@ def hit_days(store: Store, days: object, today: object = None) -> list[DayHits]:
         raise InvalidArgument(f"days must be a whole number from 1 to {HIT_DAYS_MAX}, got {days!r}")
     last: date = datetime.now(UTC).date() if today is None else check_day(today)
     first = last - timedelta(days=days - 1)
-    return store.hit_days(since=first.isoformat())
+    return store.hit_days(since=first.isoformat(), until=(last + timedelta(days=1)).isoformat())
 
 
 __all__ = ["code_files", "hit_days", "knowledge_documents", "memory_forecasts"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from recallbox.inventory_types import KnowledgeDocument
 from recallbox.storage.queries import LexicalQuery, SearchFilter
 from recallbox.storage.values import (
     DocumentWrite,
@@ -18,7 +19,6 @@ from recallbox.storage.values import (
     SectionRow,
     StoredSection,
 )
-from recallbox.inventory_types import KnowledgeDocument
 from recallbox.types import MemoryEntry, Section
 
 

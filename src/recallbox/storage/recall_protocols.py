@@ -63,9 +63,9 @@ class HitLog(Protocol):
         """Record that ``consumer`` has read every row up to position ``upto`` (never moves
         back)."""
 
-    def hit_days(self, *, since: str) -> list[DayHits]:
-        """Hit and drill rows per UTC day and domain from day ``since`` (``YYYY-MM-DD``) on,
-        by day then domain (the inspector's chart, #20)."""
+    def hit_days(self, *, since: str, until: str) -> list[DayHits]:
+        """Hit and drill rows per UTC day and domain from day ``since`` up to, not including,
+        day ``until`` (both ``YYYY-MM-DD``), by day then domain (the inspector's chart, #20)."""
 
 
 @runtime_checkable

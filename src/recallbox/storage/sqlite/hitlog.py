@@ -142,13 +142,13 @@ class HitLogMixin:
                 (consumer, int(upto), now()),
             )
 
-    def hit_days(self, *, since: str) -> list[DayHits]:
+    def hit_days(self, *, since: str, until: str) -> list[DayHits]:
         with self.pool.reading() as conn:
             rows = conn.execute(
                 "SELECT substr(at, 1, 10) AS day, domain, coalesce(sum(drilled = 0), 0), "
-                "coalesce(sum(drilled), 0) FROM hit_log WHERE at >= ? "
+                "coalesce(sum(drilled), 0) FROM hit_log WHERE at >= ? AND at < ? "
                 "GROUP BY day, domain ORDER BY day, domain",
-                (since,),
+                (since, until),
             ).fetchall()
         return [DayHits(str(d), str(m), _int(h), _int(r)) for d, m, h, r in rows]
 
