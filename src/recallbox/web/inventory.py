@@ -37,6 +37,8 @@ MEMORY_STATES: tuple[str, ...] = ("active", "dormant", "archived")
 CHART_DOMAINS: tuple[str, ...] = ("memory", "knowledge", "sessions", "transcripts", "code")
 #: Joins a code target's scope and symbol id in the hit-log (``recallbox.storage`` keys).
 CODE_KEY_SEPARATOR = "\x1f"
+#: Between a symbol's file path and its qualified name in a symbol id.
+SYMBOL_SEPARATOR = "::"
 
 
 def _choice(request: Request, name: str, allowed: Sequence[str]) -> str | None:
@@ -157,11 +159,12 @@ def build_chart(rows: Sequence[DayHits], today: date, days: int = CHART_DAYS) ->
     return Chart(bars, ticks, labels, domains, names, peak)
 
 
-def _code_path(domain: str, target: str) -> str | None:
-    """The file path of a code target (``path::Qual.name``, maybe ``scope\\x1f``-prefixed)."""
-    if domain != "code":
+def _code_path(target: str) -> str | None:
+    """The file path of a symbol target (``path::Qual.name``, maybe ``scope\\x1f``-prefixed);
+    ``None`` for any other id (message, section, chunk ids and memory keys have no ``::``)."""
+    if SYMBOL_SEPARATOR not in target:
         return None
-    return target.rsplit(CODE_KEY_SEPARATOR, 1)[-1].split("::", 1)[0]
+    return target.rsplit(CODE_KEY_SEPARATOR, 1)[-1].split(SYMBOL_SEPARATOR, 1)[0]
 
 
 def hits(request: Request) -> Response:
@@ -171,7 +174,7 @@ def hits(request: Request) -> Response:
     rows = app.box.hit_days(CHART_DAYS, today)
     stats = app.box.hit_stats(top=MOST_RECALLED_TOP)
     denied_paths = {f.path for f in app.box.code_files() if f.denied}
-    most = [t for t in stats.most_recalled if _code_path(t.domain, t.target_id) not in denied_paths]
+    most = [t for t in stats.most_recalled if _code_path(t.target_id) not in denied_paths]
     return app.page(
         "hits.html", chart=build_chart(rows, today), stats=stats, most=most,
         rows=rows, nav="hits",
