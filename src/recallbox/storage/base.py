@@ -171,16 +171,24 @@ class LiteralSearch(Protocol):
     """Thread search's candidates (DESIGN §3.2, §3.3)."""
 
     def literal_candidates(
-        self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
+        self,
+        query: LiteralQuery,
+        *,
+        where: SearchFilter,
+        limit: int | None = None,
+        recent: int = 0,
     ) -> CandidateStream:
         """Visible messages that may hold ``query.term`` in their content or an argument leaf.
 
         A superset the caller rechecks exactly, found through an index, never a full scan
         (``recent`` adds the newest ``recent`` visible messages in scope: the bounded scan for
-        terms no index holds). Streamed in thread-search order (threads by last activity,
-        newest first; generation descending; ``seq`` ascending) from the first ``limit``
-        candidates in that order; ``truncated`` says when the index held more. Every statement
-        behind the stream, the lazy ones included, applies the visibility rule.
+        terms no index holds). **Every** such message, streamed in thread-search order
+        (threads by last activity, newest first; generation descending; ``seq`` ascending)
+        for as long as the caller reads: there is no candidate cap (``limit``, when given,
+        stops the stream after that many and ``truncated`` says when more were left).
+        ``holders(n)`` on the stream names messages surely holding the term, for the "more
+        hits" count. Every statement behind the stream, the lazy ones included, applies the
+        visibility rule.
         """
 
 

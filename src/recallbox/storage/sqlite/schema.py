@@ -11,7 +11,10 @@ definitions live in :data:`FTS_INDEXES` so ``doctor --repair`` can recreate them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
+
+from recallbox.storage.sqlite.literal_index import MESSAGES_LITERAL
 
 ROLE_CHECK = "role IN ('user', 'assistant', 'tool', 'system')"
 KIND_CHECK = "kind IN ('message', 'machine_event', 'compaction_summary')"
@@ -19,28 +22,50 @@ KIND_CHECK = "kind IN ('message', 'machine_event', 'compaction_summary')"
 
 @dataclass(frozen=True, slots=True)
 class FtsIndex:
-    """One external-content FTS5 index over a content table."""
+    """One external-content FTS5 index over a content table.
+
+    ``source`` is the external content the index reads (``rebuild``, ``integrity-check``) when
+    it is not ``content_table`` itself: a view that yields each column's text (text stored
+    once: ``content_seg`` is ``''`` where it equals ``content``). ``values`` is the SQL of each
+    column's text over a row alias ``{r}`` (``new``/``old`` in the triggers), matching the view.
+    """
 
     name: str
     content_table: str
     columns: tuple[str, ...]
     options: str  # the tokenize/detail part of the CREATE statement
     probe: str  # "token" (ranked word index) or "trigram" (substring index)
+    source: str | None = None
+    values: tuple[str, ...] = ()
+
+    @property
+    def reads(self) -> str:
+        """The table or view the index reads its content from."""
+        return self.source or self.content_table
 
     def create_sql(self) -> str:
         cols = ", ".join(self.columns)
         return (
             f"CREATE VIRTUAL TABLE {self.name} USING fts5({cols}, "
-            f"content='{self.content_table}', content_rowid='id', {self.options})"
+            f"content='{self.reads}', content_rowid='id', {self.options})"
         )
 
     def trigger_names(self) -> tuple[str, str, str]:
         return (f"{self.name}_ai", f"{self.name}_ad", f"{self.name}_au")
 
+    def _values(self, alias: str) -> str:
+        exprs = self.values or tuple("{r}." + c for c in self.columns)
+        return ", ".join(e.replace("{r}", alias) for e in exprs)
+
+    def watched(self) -> tuple[str, ...]:
+        """The content-table columns the column texts are computed from."""
+        if not self.values:
+            return self.columns
+        return tuple(dict.fromkeys(re.findall(r"\{r\}\.(\w+)", " ".join(self.values))))
+
     def trigger_sql(self) -> list[str]:
         cols = ", ".join(self.columns)
-        new = ", ".join(f"new.{c}" for c in self.columns)
-        old = ", ".join(f"old.{c}" for c in self.columns)
+        new, old = self._values("new"), self._values("old")
         ai, ad, au = self.trigger_names()
         return [
             f"CREATE TRIGGER {ai} AFTER INSERT ON {self.content_table} BEGIN "
@@ -48,7 +73,8 @@ class FtsIndex:
             f"CREATE TRIGGER {ad} AFTER DELETE ON {self.content_table} BEGIN "
             f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
             f"VALUES ('delete', old.id, {old}); END",
-            f"CREATE TRIGGER {au} AFTER UPDATE OF {cols} ON {self.content_table} BEGIN "
+            f"CREATE TRIGGER {au} AFTER UPDATE OF {', '.join(self.watched())} "
+            f"ON {self.content_table} BEGIN "
             f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
             f"VALUES ('delete', old.id, {old}); "
             f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
@@ -279,4 +305,56 @@ _M004_EXCLUSIONS = [
     "CREATE INDEX excluded_sources_name ON excluded_sources (name)",
 ]
 MIGRATIONS.append((4, "source exclusions keyed by their normalised path", _M004_EXCLUSIONS))
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+
+# Migration 5 (#14, thread search at scale): the literal index keyed by thread, behind the
+# writes (``literal_index.py``), replacing ``messages_trgm``. ``generations.first_seq`` is the
+# first ``seq`` of each generation (a generation is the key range ``[first_seq, next first_seq)``
+# of its thread). Every searchable message is queued; the batched part of the migration
+# (``upgrades.py``) indexes them, resumably, with progress.
+_M005_LITERAL = [
+    "ALTER TABLE generations ADD COLUMN first_seq INTEGER",
+    "UPDATE generations SET first_seq = coalesce("
+    "(SELECT min(m.seq) FROM messages m WHERE m.generation_id = generations.id), "
+    "(SELECT t.next_seq FROM threads t WHERE t.id = generations.thread_id))",
+    *(f"DROP TRIGGER IF EXISTS {name}" for name in MESSAGES_TRGM.trigger_names()),
+    f"DROP TABLE IF EXISTS {MESSAGES_TRGM.name}",
+    MESSAGES_LITERAL.create_sql(),
+    MESSAGES_LITERAL.backlog_sql(),
+    *MESSAGES_LITERAL.trigger_sql(),
+    MESSAGES_LITERAL.enqueue_all_sql(),
+]
+MIGRATION_LITERAL_INDEX = "literal index by thread (trigram detail=full, behind the writes)"
+MIGRATIONS.append((5, MIGRATION_LITERAL_INDEX, _M005_LITERAL))
+
+# Migration 6 (#14, size): each text stored once. ``content_seg`` (the CJK-segmented text the
+# ranked index reads) is ``''`` where it equals ``content`` (every text without CJK); the ranked
+# indexes read the text through a view. The batched part blanks the copies and then points the
+# indexes at the views (their index data is unchanged: the view yields the same text).
+_SEG_TEXT = "CASE WHEN {r}.content_seg = '' THEN {r}.content ELSE {r}.content_seg END"
+MESSAGES_FTS_TEXT_ONCE = replace(MESSAGES_FTS, source="messages_fts_source", values=(_SEG_TEXT,))
+TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE = replace(
+    TRANSCRIPT_CHUNKS_FTS, source="transcript_chunks_fts_source", values=(_SEG_TEXT,)
+)
+TEXT_ONCE_INDEXES = (MESSAGES_FTS_TEXT_ONCE, TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE)
+_M006_TEXT_ONCE = [
+    *(
+        f"DROP TRIGGER IF EXISTS {name}"
+        for index in TEXT_ONCE_INDEXES
+        for name in index.trigger_names()
+    ),
+    *(
+        f"CREATE VIEW {index.reads} AS SELECT r.id AS id, {_SEG_TEXT.replace('{r}', 'r')} "
+        f"AS content_seg FROM {index.content_table} r"
+        for index in TEXT_ONCE_INDEXES
+    ),
+]
+MIGRATION_TEXT_ONCE = "text stored once (content_seg only where it differs)"
+MIGRATIONS.append((6, MIGRATION_TEXT_ONCE, _M006_TEXT_ONCE))
+
+# What ``doctor`` checks and repairs today (the migrations above keep their own definitions).
+del FTS_INDEXES[MESSAGES_TRGM.name]
+FTS_INDEXES[MESSAGES_FTS.name] = MESSAGES_FTS_TEXT_ONCE
+FTS_INDEXES[TRANSCRIPT_CHUNKS_FTS.name] = TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE
+LITERAL_INDEXES = {MESSAGES_LITERAL.name: MESSAGES_LITERAL}
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
