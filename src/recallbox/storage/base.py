@@ -233,7 +233,10 @@ class VectorIndex(Protocol):
         self, vector: Sequence[float], *, space: EmbeddingSpace, where: SearchFilter, limit: int
     ) -> list[tuple[str, float]]:
         """``(public id, cosine distance)`` of the ``limit`` nearest visible rows, nearest first;
-        exact: a hidden row never takes a visible row's place, a channel filters in the index."""
+        exact: a hidden row never takes a visible row's place, a channel filters in the index.
+        A search of every thread in a very large space may be exact over the newest threads
+        only (a bound on its cost the backend names); callers score their keyword candidates
+        with :meth:`distances`."""
 
     def distances(
         self,
