@@ -12,13 +12,12 @@ from pathlib import Path
 
 import apsw
 import pytest
+from test_literal_index import assert_complete, ids_in
 
 import recallbox
 from recallbox.storage.sqlite import upgrades
 from recallbox.storage.sqlite.literal_index import backlog_size
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_LITERAL_INDEX
-
-from test_literal_index import assert_complete, ids_in
 
 FIXTURE = Path(__file__).parent / "fixtures" / "release-schema4.db"
 TERMS = ("plantmark-alpha", "pg-primary-3", "Connection refused", "召回机制", "召回", "ssh host-7")
