@@ -71,7 +71,7 @@ class LiteralStore(Protocol):
     """What thread search reads of a store (``LiteralSearch`` and the snapshot)."""
 
     def literal_candidates(
-        self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
+        self, query: LiteralQuery, *, where: SearchFilter, limit: int | None = None, recent: int = 0
     ) -> CandidateStream: ...
 
     def read_snapshot(self) -> AbstractContextManager[None]: ...

@@ -31,8 +31,11 @@ from datetime import datetime
 from typing import Protocol, TypeVar, runtime_checkable
 
 from recallbox.errors import StoreUnavailable
+from recallbox.storage.curated import KnowledgeStore, MemoryStore
 from recallbox.storage.queries import (
+    CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
+    CORPUS_SECTION,
     CORPUS_TRANSCRIPT_CHUNK,
     EVERYTHING,
     LexicalQuery,
@@ -44,17 +47,24 @@ from recallbox.storage.values import (
     CandidateStream,
     ChunkRow,
     ChunkSource,
+    DocumentWrite,
     EmbeddingSpace,
     EmbedTarget,
     ImportFile,
     ImportNode,
     ImportRecord,
     KeywordScope,
+    MemoryDrill,
+    MemoryRow,
+    MemoryWrite,
     NewMessage,
     ReadableMessage,
     RowFrequencies,
     SearchableMessage,
     SearchRow,
+    SectionRow,
+    SectionWrite,
+    StoredSection,
     TranscriptChunk,
     chunk_id,
     parse_chunk_id,
@@ -171,25 +181,15 @@ class LiteralSearch(Protocol):
     """Thread search's candidates (DESIGN §3.2, §3.3)."""
 
     def literal_candidates(
-        self,
-        query: LiteralQuery,
-        *,
-        where: SearchFilter,
-        limit: int | None = None,
-        recent: int = 0,
+        self, query: LiteralQuery, *, where: SearchFilter, limit: int | None = None, recent: int = 0
     ) -> CandidateStream:
         """Visible messages that may hold ``query.term`` in their content or an argument leaf.
 
         A superset the caller rechecks exactly, found through an index, never a full scan
         (``recent`` adds the newest ``recent`` visible messages in scope: the bounded scan for
-        terms no index holds). **Every** such message, streamed in thread-search order
-        (threads by last activity, newest first; generation descending; ``seq`` ascending)
-        for as long as the caller reads: there is no candidate cap (``limit``, when given,
-        stops the stream after that many and ``truncated`` says when more were left).
-        ``holders(n)`` on the stream names messages surely holding the term, for the "more
-        hits" count. Every statement behind the stream, the lazy ones included, applies the
-        visibility rule.
-        """
+        terms no index holds). **Every** such message, in thread-search order, while the caller
+        reads: no candidate cap (``limit`` stops it; ``truncated`` then says more were left);
+        ``holders(n)``: messages surely holding the term. Every statement applies the rule."""
 
 
 @runtime_checkable
@@ -233,10 +233,9 @@ class VectorIndex(Protocol):
         self, vector: Sequence[float], *, space: EmbeddingSpace, where: SearchFilter, limit: int
     ) -> list[tuple[str, float]]:
         """``(public id, cosine distance)`` of the ``limit`` nearest visible rows, nearest first;
-        exact: a hidden row never takes a visible row's place, a channel filters in the index.
-        A search of every thread in a very large space may be exact over the newest threads
-        only (a bound on its cost the backend names); callers score their keyword candidates
-        with :meth:`distances`."""
+        exact: a hidden row never takes a visible row's place, a channel filters in the index;
+        over every thread of a very large space, exact over the newest threads only (a bound
+        the backend names): callers score their keyword candidates with :meth:`distances`."""
 
     def distances(
         self,
@@ -391,6 +390,8 @@ class Store(
     HitLog,
     ImportLedger,
     TranscriptChunks,
+    KnowledgeStore,
+    MemoryStore,
     Health,
     Protocol,
 ):
@@ -413,6 +414,8 @@ PROTOCOLS: tuple[type, ...] = (
     HitLog,
     ImportLedger,
     TranscriptChunks,
+    KnowledgeStore,
+    MemoryStore,
     Health,
 )
 
@@ -444,13 +447,16 @@ def require(store: object, protocol: type[P]) -> P:
 
 
 __all__ = [
+    "CORPUS_MEMORY_ENTRY",
     "CORPUS_MESSAGE",
+    "CORPUS_SECTION",
     "CORPUS_TRANSCRIPT_CHUNK",
     "EVERYTHING",
     "PROTOCOLS",
     "CandidateStream",
     "ChunkRow",
     "ChunkSource",
+    "DocumentWrite",
     "EmbedTarget",
     "EmbeddingSpace",
     "Health",
@@ -461,9 +467,14 @@ __all__ = [
     "ImportRecord",
     "KeywordIndex",
     "KeywordScope",
+    "KnowledgeStore",
     "LexicalQuery",
     "LiteralQuery",
     "LiteralSearch",
+    "MemoryDrill",
+    "MemoryRow",
+    "MemoryStore",
+    "MemoryWrite",
     "NewMessage",
     "Phrase",
     "PolicyStore",
@@ -472,8 +483,11 @@ __all__ = [
     "SearchFilter",
     "SearchRow",
     "SearchableMessage",
+    "SectionRow",
+    "SectionWrite",
     "Store",
     "StoreLifecycle",
+    "StoredSection",
     "SyncStore",
     "ThreadStore",
     "TranscriptChunk",

@@ -145,10 +145,13 @@ def _json(values: Sequence[int]) -> str:
 def load_scope(conn: apsw.Connection, where: SearchFilter) -> Scope:
     """The allowed threads in scope, newest activity first."""
     gate = thread_gate(where)
-    rows = conn.execute(
-        f"SELECT t.id FROM threads t WHERE 1{gate.sql} ORDER BY t.last_activity DESC, t.id DESC",
-        gate.params,
-    ).fetchall()
+    rows = list(
+        conn.execute(
+            f"SELECT t.id FROM threads t WHERE 1{gate.sql} "
+            "ORDER BY t.last_activity DESC, t.id DESC",
+            gate.params,
+        )
+    )
     threads = [int(r[0]) for r in rows]
     return Scope(threads, {t: i for i, t in enumerate(threads)}, where.channel is not None)
 
@@ -219,7 +222,7 @@ def backlog_keys(
     clause = MESSAGES.narrow(where, first=len(params) + 1)
     del narrow
     try:
-        rows = conn.execute(sql + clause.sql, (*params, *clause.params)).fetchall()
+        rows = list(conn.execute(sql + clause.sql, (*params, *clause.params)))
     except apsw.SQLError as exc:
         if "fts5" not in str(exc):
             raise

@@ -37,6 +37,7 @@ class FtsIndex:
     probe: str  # "token" (ranked word index) or "trigram" (substring index)
     source: str | None = None
     values: tuple[str, ...] = ()
+    only_changes: bool = False  # the update trigger fires only when an indexed value changed
 
     @property
     def reads(self) -> str:
@@ -67,6 +68,11 @@ class FtsIndex:
         cols = ", ".join(self.columns)
         new, old = self._values("new"), self._values("old")
         ai, ad, au = self.trigger_names()
+        when = (
+            " WHEN " + " OR ".join(f"old.{c} IS NOT new.{c}" for c in self.watched())
+            if self.only_changes
+            else ""
+        )
         return [
             f"CREATE TRIGGER {ai} AFTER INSERT ON {self.content_table} BEGIN "
             f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
@@ -74,7 +80,7 @@ class FtsIndex:
             f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
             f"VALUES ('delete', old.id, {old}); END",
             f"CREATE TRIGGER {au} AFTER UPDATE OF {', '.join(self.watched())} "
-            f"ON {self.content_table} BEGIN "
+            f"ON {self.content_table}{when} BEGIN "
             f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
             f"VALUES ('delete', old.id, {old}); "
             f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
@@ -307,12 +313,99 @@ _M004_EXCLUSIONS = [
 MIGRATIONS.append((4, "source exclusions keyed by their normalised path", _M004_EXCLUSIONS))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 
-# Migration 5 (#14, thread search at scale): the literal index keyed by thread, behind the
+# Migration 5 (knowledge and memory, DESIGN §2, §4.3, §4.4). ``knowledge_sections``: one row per
+# section of a document ``(scope, source)``, never deleted — a removed section keeps its row
+# (``removed = 1``) and its ``content_seg`` is emptied, so it leaves the keyword index and comes
+# back with its id when restored; the gate reads ``source_name``/``source_path``/``identity``
+# (normalised basename and path, file identity). ``memory_entries``: one row per key; the
+# highest number issued per type lives in ``memory_key_counters`` (keys are never reused).
+# Neither corpus has threads: ``thread_id`` is the vector partition key, 0 for every row (one
+# partition; scope and exclusions filter the exact nearest-neighbour search, vectors.py).
+# ``hit_log_watermarks``: how far a consumer of the hit-log (``decay``) has read it. Both FTS5
+# indexes update only when the indexed text changes (a move, a decay or a touch leave them).
+KNOWLEDGE_SECTIONS_FTS = FtsIndex(
+    name="knowledge_sections_fts",
+    content_table="knowledge_sections",
+    columns=("content_seg",),
+    options="tokenize='porter unicode61 remove_diacritics 2'",
+    probe="token",
+    only_changes=True,
+)
+MEMORY_ENTRIES_FTS = FtsIndex(
+    name="memory_entries_fts",
+    content_table="memory_entries",
+    columns=("content_seg",),
+    options="tokenize='porter unicode61 remove_diacritics 2'",
+    probe="token",
+    only_changes=True,
+)
+FTS_INDEXES[KNOWLEDGE_SECTIONS_FTS.name] = KNOWLEDGE_SECTIONS_FTS
+FTS_INDEXES[MEMORY_ENTRIES_FTS.name] = MEMORY_ENTRIES_FTS
+MEMORY_STATE_CHECK = "state IN ('active', 'dormant', 'archived')"
+
+_M005_KNOWLEDGE_MEMORY = [
+    """CREATE TABLE knowledge_sections (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        uid TEXT NOT NULL UNIQUE,
+        scope TEXT,
+        source TEXT NOT NULL,
+        source_path TEXT NOT NULL,
+        source_name TEXT NOT NULL,
+        identity TEXT,
+        root TEXT,
+        heading TEXT,
+        level INTEGER NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        heading_line INTEGER,
+        content TEXT NOT NULL,
+        content_seg TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        body_hash TEXT NOT NULL,
+        removed INTEGER NOT NULL DEFAULT 0,
+        thread_id INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX knowledge_sections_by_document ON knowledge_sections (source, scope)",
+    "CREATE INDEX knowledge_sections_by_root ON knowledge_sections (root, scope) "
+    "WHERE removed = 0",
+    KNOWLEDGE_SECTIONS_FTS.create_sql(),
+    *KNOWLEDGE_SECTIONS_FTS.trigger_sql(),
+    f"""CREATE TABLE memory_entries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        title TEXT,
+        body TEXT NOT NULL,
+        content TEXT NOT NULL,
+        content_seg TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        identity_hash TEXT NOT NULL,
+        state TEXT NOT NULL CHECK ({MEMORY_STATE_CHECK}),
+        state_since TEXT,
+        created TEXT,
+        last_referenced TEXT,
+        ref_count INTEGER NOT NULL DEFAULT 0,
+        evergreen INTEGER NOT NULL DEFAULT 0,
+        superseded_by TEXT,
+        thread_id INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX memory_entries_by_identity ON memory_entries (identity_hash)",
+    MEMORY_ENTRIES_FTS.create_sql(),
+    *MEMORY_ENTRIES_FTS.trigger_sql(),
+    "CREATE TABLE memory_key_counters (type TEXT PRIMARY KEY, highest INTEGER NOT NULL)",
+    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, hit_id INTEGER NOT NULL)",
+]
+MIGRATIONS.append((5, "knowledge sections, memory entries, key counters", _M005_KNOWLEDGE_MEMORY))
+
+# Migration 6 (#14, thread search at scale): the literal index keyed by thread, behind the
 # writes (``literal_index.py``), replacing ``messages_trgm``. ``generations.first_seq`` is the
 # first ``seq`` of each generation (a generation is the key range ``[first_seq, next first_seq)``
 # of its thread). Every searchable message is queued; the batched part of the migration
 # (``upgrades.py``) indexes them, resumably, with progress.
-_M005_LITERAL = [
+_M006_LITERAL = [
     "ALTER TABLE generations ADD COLUMN first_seq INTEGER",
     "UPDATE generations SET first_seq = coalesce("
     "(SELECT min(m.seq) FROM messages m WHERE m.generation_id = generations.id), "
@@ -325,9 +418,9 @@ _M005_LITERAL = [
     MESSAGES_LITERAL.enqueue_all_sql(),
 ]
 MIGRATION_LITERAL_INDEX = "literal index by thread (trigram detail=full, behind the writes)"
-MIGRATIONS.append((5, MIGRATION_LITERAL_INDEX, _M005_LITERAL))
+MIGRATIONS.append((6, MIGRATION_LITERAL_INDEX, _M006_LITERAL))
 
-# Migration 6 (#14, size): each text stored once. ``content_seg`` (the CJK-segmented text the
+# Migration 7 (#14, size): each text stored once. ``content_seg`` (the CJK-segmented text the
 # ranked index reads) is ``''`` where it equals ``content`` (every text without CJK); the ranked
 # indexes read the text through a view. The batched part blanks the copies and then points the
 # indexes at the views (their index data is unchanged: the view yields the same text).
@@ -337,7 +430,7 @@ TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE = replace(
     TRANSCRIPT_CHUNKS_FTS, source="transcript_chunks_fts_source", values=(_SEG_TEXT,)
 )
 TEXT_ONCE_INDEXES = (MESSAGES_FTS_TEXT_ONCE, TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE)
-_M006_TEXT_ONCE = [
+_M007_TEXT_ONCE = [
     *(
         f"DROP TRIGGER IF EXISTS {name}"
         for index in TEXT_ONCE_INDEXES
@@ -350,7 +443,7 @@ _M006_TEXT_ONCE = [
     ),
 ]
 MIGRATION_TEXT_ONCE = "text stored once (content_seg only where it differs)"
-MIGRATIONS.append((6, MIGRATION_TEXT_ONCE, _M006_TEXT_ONCE))
+MIGRATIONS.append((7, MIGRATION_TEXT_ONCE, _M007_TEXT_ONCE))
 
 # What ``doctor`` checks and repairs today (the migrations above keep their own definitions).
 del FTS_INDEXES[MESSAGES_TRGM.name]

@@ -8,6 +8,8 @@
 | ``VectorIndex`` | ``vector_index.py`` (same corpora; ``vectors.py`` is sqlite-vec) |
 | ``ImportLedger`` | ``imports.py`` |
 | ``TranscriptChunks`` | ``chunks.py`` |
+| ``KnowledgeStore`` | ``sections.py`` |
+| ``MemoryStore`` | ``memory.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
@@ -25,15 +27,25 @@ from recallbox.storage.sqlite.chunks import ChunksMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.keyword import KeywordMixin
+from recallbox.storage.sqlite.memory import MemoryMixin
 from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thread_id
 from recallbox.storage.sqlite.rows import now
+from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
 from recallbox.types import DoctorReport, Policy
 
 
-class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, ChunksMixin):
+class SQLiteStore(
+    ThreadMixin,
+    KeywordMixin,
+    VectorMixin,
+    ImportLedgerMixin,
+    ChunksMixin,
+    KnowledgeMixin,
+    MemoryMixin,
+):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
     capabilities: frozenset[str] = frozenset({"fts5", "trigram", "bigram_cjk"})
