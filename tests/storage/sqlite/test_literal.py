@@ -12,7 +12,6 @@ from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
     bigram_match,
     filter_sql,
-    glob_pattern,
     has_non_ascii_case,
     index_source,
     like_pattern,
@@ -44,8 +43,6 @@ def candidates(
 def test_patterns() -> None:
     assert like_pattern("a_b%") == "%a_b%%"
     assert like_pattern("x" * 1000) == "%" + "x" * LIKE_PATTERN_MAX_CHARS + "%"
-    assert glob_pattern("*.py?[x]") == "*[*].py[?][[]x]*"
-    assert glob_pattern("x" * 1000) == "*" + "x" * LIKE_PATTERN_MAX_CHARS + "*"
     assert has_non_ascii_case("Ärger") and not has_non_ascii_case("召回 abc")
     assert trigram_match('ab"cd') == '"ab""" AND "b""c" AND """cd"'
     assert trigram_match("abcabc") == '"abc" AND "bca" AND "cab"'
@@ -82,11 +79,19 @@ def test_the_recent_scan_is_bounded_by_an_index_order(
     assert "USE TEMP B-TREE" not in text  # read in index order, stopping after 50 rows
 
 
-def test_the_exact_filter_uses_like_without_escape_and_glob(box: recallbox.Box) -> None:
+def test_the_exact_filter_is_instr_when_case_sensitive_else_like_without_escape(
+    box: recallbox.Box,
+) -> None:
     sql, values = filter_sql("a_b*", case_sensitive=True, ids=2)
-    assert "ESCAPE" not in sql and values == ["%a_b*%", "*a_b[*]*"]
+    assert "instr(m.content, ?3)" in sql and "LIKE" not in sql and values == ["a_b*"]
+    sql, values = filter_sql("a_b*", case_sensitive=False, ids=2)
+    assert "ESCAPE" not in sql and "instr" not in sql and values == ["%a_b*%"]
     sql, values = filter_sql("Ärger", case_sensitive=False, ids=2)
     assert "LIKE" not in sql and values == []
+    box.append("t", "user", "x" * 500 + " A_b* " + "x" * 500)
+    found = [m.content for m in box.store.literal_candidates(  # type: ignore[attr-defined]
+        LiteralQuery("xxxx A_b*", True), where=SearchFilter())]  # fmt: skip
+    assert len(found) == 1
 
 
 def test_a_common_term_walks_the_order_instead_of_sorting(

@@ -242,6 +242,7 @@ class Plan:
     tail: list[int]
     phrase: str
     tail_sure: set[int] = field(default_factory=set)  # queued rows surely holding the term
+    holders: dict[int, list[str]] = field(default_factory=dict)  # limit -> ids (both passes)
 
 
 def plan_term(conn: apsw.Connection, term: str, where: SearchFilter, scope: Scope) -> Plan:
