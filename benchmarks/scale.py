@@ -315,6 +315,80 @@ def plants(box: recallbox.Box, naive: base.NaiveStore, meta: dict[str, Any]) -> 
     return out
 
 
+def index_only(db: Path, meta: dict[str, Any], *, passes: int) -> dict[str, Any]:
+    """The index side of :func:`run_dataset` alone, for a history too big to scan on a busy
+    machine: latencies, the plants checked against what the generator planted (plant (a):
+    the one planted message is the only hit; plant (b): the newest generation first and a
+    "more hits" count that is at most the planted count left), cold open and peak RSS."""
+    size = int(meta["size"])
+    mix = data.query_mix(size, int(meta["identifiers"]))
+    queries = [q.text for q in mix]
+    meta = {**meta, "db": str(db)}
+    channels = channels_for(meta)
+    channel_of = {q: channels[i % len(channels)] for i, q in enumerate(queries)}
+    print(f"[{size:,}] index only: {len(queries)} queries, {passes} timed passes", flush=True)
+    with recallbox.open(db) as box:
+        g_times, g_out = timed(lambda q: box.search_memory(q), queries, passes)
+        t_times, _ = timed(lambda q: box.search_memory(q, channel_of[q]), queries, passes)
+        l_times, _ = timed(lambda q: search_literal(box.store, q, channel_of[q]), queries, passes)
+        k_times, _ = timed(lambda q: box.search(q, allow_embed=False), queries, passes)
+        plant: dict[str, Any] = {}
+        for name, query, channel in (
+            ("a_global", data.PLANT_A, None),
+            ("a_thread", data.PLANT_A, data.channel_name(0)),
+            ("b_global", data.PLANT_B, None),
+            ("b_thread", data.PLANT_B, data.PLANT_B_CHANNEL),
+        ):
+            started = time.perf_counter()
+            text = search_literal(box.store, query, channel)
+            entry: dict[str, Any] = {"ms": round((time.perf_counter() - started) * 1000, 1)}
+            shown = [ln for ln in text.splitlines() if ln.startswith("[message_id=")]
+            if name.startswith("a"):
+                entry["found_planted_message"] = meta["plant_a_message_id"] in text
+                entry["hits"] = len(shown)
+            else:
+                gens = sorted({ln.split("generation=")[1].split()[0] for ln in shown})
+                notice = next((ln for ln in text.splitlines() if "more hits" in ln), "")
+                count = re.search(r"(\d+)\+? more hits", notice)
+                left = int(meta["plant_b_messages"]) - len(shown)
+                entry.update(
+                    shown=len(shown),
+                    generations_shown=gens,
+                    notice=notice,
+                    notice_within_planted=bool(count and int(count.group(1)) <= left),
+                )
+            entry["cap_note"] = any(n in text for n in CAP_NOTES)
+            plant[name] = entry
+    ops = {
+        "search_memory_global": _op("search_memory(query): global literal search, ms", g_times, {}),
+        "search_memory_thread": _op(
+            "search_memory(query, channel): literal part + other-memory answerer, ms", t_times, {}
+        ),
+        "search_memory_thread_literal": _op(
+            "literal part of search_memory(query, channel) alone, ms", l_times, {}
+        ),
+        "keyword_search": _op(
+            "search(query, allow_embed=False): ranked keyword, global, ms", k_times, {}
+        ),
+    }
+    print(f"[{size:,}] probe: cold open and peak RSS", flush=True)
+    return {
+        "dataset": f"synthetic-{size}",
+        "size": size,
+        "index_only": True,
+        "parameters": {k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")},
+        "ingest": meta.get("ingest", {}),
+        "operations": ops,
+        "correctness": {
+            "global_with_cap_note": sum(any(n in r for n in CAP_NOTES) for r in g_out),
+            "queries": len(queries),
+            "plants": plant,
+        },
+        "probe": run_probe(db, queries),
+        "queries": [{"text": q.text, "band": q.band, "kind": q.kind} for q in mix],
+    }
+
+
 def run_dataset(
     db: Path,
     meta: dict[str, Any],
@@ -544,6 +618,11 @@ def main() -> None:
         default=1,
         help="global baselines and completeness check on every N-th query only (for 1M)",
     )
+    parser.add_argument(
+        "--index-only",
+        action="store_true",
+        help="no baselines or full-history scans; plants checked against the generator",
+    )
     parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--probe-queries", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -554,8 +633,12 @@ def main() -> None:
     sizes = [CI_SIZE] if args.ci else [int(s) for s in args.sizes.split(",") if s]
     workdir = args.workdir or Path(tempfile.gettempdir()) / "recallbox-scale"
     passes = 1 if args.ci else args.passes
-    datasets = [run_stress(workdir, passes)]
+    datasets = [] if args.index_only else [run_stress(workdir, passes)]
     for size in sizes:
+        if args.index_only:
+            db = scale_build.db_path(workdir, size)
+            datasets.append(index_only(db, scale_build.load_meta(db), passes=passes))
+            continue
         db, meta = scale_build.ensure(workdir, size, vectors=not args.no_vectors)
         datasets.append(
             run_dataset(
