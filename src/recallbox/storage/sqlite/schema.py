@@ -11,80 +11,15 @@ definitions live in :data:`FTS_INDEXES` so ``doctor --repair`` can recreate them
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from recallbox.storage.sqlite.fts_index import FtsIndex
 from recallbox.storage.sqlite.literal_index import MESSAGES_LITERAL
+
+__all__ = ["FtsIndex"]
 
 ROLE_CHECK = "role IN ('user', 'assistant', 'tool', 'system')"
 KIND_CHECK = "kind IN ('message', 'machine_event', 'compaction_summary')"
-
-
-@dataclass(frozen=True, slots=True)
-class FtsIndex:
-    """One external-content FTS5 index over a content table.
-
-    ``source`` is the external content the index reads (``rebuild``, ``integrity-check``) when
-    it is not ``content_table`` itself: a view that yields each column's text (text stored
-    once: ``content_seg`` is ``''`` where it equals ``content``). ``values`` is the SQL of each
-    column's text over a row alias ``{r}`` (``new``/``old`` in the triggers), matching the view.
-    """
-
-    name: str
-    content_table: str
-    columns: tuple[str, ...]
-    options: str  # the tokenize/detail part of the CREATE statement
-    probe: str  # "token" (ranked word index) or "trigram" (substring index)
-    source: str | None = None
-    values: tuple[str, ...] = ()
-    only_changes: bool = False  # the update trigger fires only when an indexed value changed
-
-    @property
-    def reads(self) -> str:
-        """The table or view the index reads its content from."""
-        return self.source or self.content_table
-
-    def create_sql(self) -> str:
-        cols = ", ".join(self.columns)
-        return (
-            f"CREATE VIRTUAL TABLE {self.name} USING fts5({cols}, "
-            f"content='{self.reads}', content_rowid='id', {self.options})"
-        )
-
-    def trigger_names(self) -> tuple[str, str, str]:
-        return (f"{self.name}_ai", f"{self.name}_ad", f"{self.name}_au")
-
-    def _values(self, alias: str) -> str:
-        exprs = self.values or tuple("{r}." + c for c in self.columns)
-        return ", ".join(e.replace("{r}", alias) for e in exprs)
-
-    def watched(self) -> tuple[str, ...]:
-        """The content-table columns the column texts are computed from."""
-        if not self.values:
-            return self.columns
-        return tuple(dict.fromkeys(re.findall(r"\{r\}\.(\w+)", " ".join(self.values))))
-
-    def trigger_sql(self) -> list[str]:
-        cols = ", ".join(self.columns)
-        new, old = self._values("new"), self._values("old")
-        ai, ad, au = self.trigger_names()
-        when = (
-            " WHEN " + " OR ".join(f"old.{c} IS NOT new.{c}" for c in self.watched())
-            if self.only_changes
-            else ""
-        )
-        return [
-            f"CREATE TRIGGER {ai} AFTER INSERT ON {self.content_table} BEGIN "
-            f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
-            f"CREATE TRIGGER {ad} AFTER DELETE ON {self.content_table} BEGIN "
-            f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
-            f"VALUES ('delete', old.id, {old}); END",
-            f"CREATE TRIGGER {au} AFTER UPDATE OF {', '.join(self.watched())} "
-            f"ON {self.content_table}{when} BEGIN "
-            f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
-            f"VALUES ('delete', old.id, {old}); "
-            f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
-        ]
 
 
 MESSAGES_FTS = FtsIndex(
@@ -321,7 +256,7 @@ LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 # highest number issued per type lives in ``memory_key_counters`` (keys are never reused).
 # Neither corpus has threads: ``thread_id`` is the vector partition key, 0 for every row (one
 # partition; scope and exclusions filter the exact nearest-neighbour search, vectors.py).
-# ``hit_log_watermarks``: how far a consumer of the hit-log (``decay``) has read it. Both FTS5
+# (``decay`` reads the hit-log above its watermark: migration 6's ``hit_log_watermarks``.) Both FTS5
 # indexes update only when the indexed text changes (a move, a decay or a touch leave them).
 KNOWLEDGE_SECTIONS_FTS = FtsIndex(
     name="knowledge_sections_fts",
@@ -367,8 +302,7 @@ _M005_KNOWLEDGE_MEMORY = [
         updated_at TEXT NOT NULL
     )""",
     "CREATE INDEX knowledge_sections_by_document ON knowledge_sections (source, scope)",
-    "CREATE INDEX knowledge_sections_by_root ON knowledge_sections (root, scope) "
-    "WHERE removed = 0",
+    "CREATE INDEX knowledge_sections_by_root ON knowledge_sections (root, scope) WHERE removed = 0",
     KNOWLEDGE_SECTIONS_FTS.create_sql(),
     *KNOWLEDGE_SECTIONS_FTS.trigger_sql(),
     f"""CREATE TABLE memory_entries (
@@ -396,16 +330,125 @@ _M005_KNOWLEDGE_MEMORY = [
     MEMORY_ENTRIES_FTS.create_sql(),
     *MEMORY_ENTRIES_FTS.trigger_sql(),
     "CREATE TABLE memory_key_counters (type TEXT PRIMARY KEY, highest INTEGER NOT NULL)",
-    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, hit_id INTEGER NOT NULL)",
 ]
 MIGRATIONS.append((5, "knowledge sections, memory entries, key counters", _M005_KNOWLEDGE_MEMORY))
 
-# Migration 6 (#14, thread search at scale): the literal index keyed by thread, behind the
+#: The hit-log grown up and stored tool outputs (#12, DESIGN §5, §6). ``verb`` names the verb of
+#: a drill row, ``event`` ties the rows of one recall together; ``hit_log_state`` keeps the count
+#: of rows dropped while the database was busy; ``hit_log_watermarks`` the last row each
+#: consumer (``decay``, the lazy embedding pass) has read — rotation deletes only below all of
+#: them. ``tool_outputs`` keeps each original under its handle with what its privacy follows:
+#: its thread, and its source (normalised basename, path, file identity).
+_M006_RECALL = [
+    "ALTER TABLE hit_log ADD COLUMN verb TEXT",
+    "ALTER TABLE hit_log ADD COLUMN event TEXT",
+    "CREATE INDEX hit_log_targets ON hit_log (target_id, domain)",
+    "CREATE TABLE hit_log_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, upto INTEGER NOT NULL, "
+    "updated_at TEXT NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE tool_outputs (
+        id INTEGER PRIMARY KEY,
+        handle TEXT NOT NULL UNIQUE,
+        thread_id INTEGER REFERENCES threads(id),
+        source TEXT,
+        source_path TEXT,
+        source_identity TEXT,
+        tool TEXT,
+        content TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX tool_outputs_by_thread ON tool_outputs (thread_id)",
+]
+MIGRATIONS.append((6, "hit-log drills, dropped count, watermarks; tool outputs", _M006_RECALL))
+
+# The code domain (DESIGN §2, §4.5; issue #11). ``code_scopes``: one row per indexed root (its
+# last run: root, git commit, time, counts). ``code_files``: each file's stamp (content hash,
+# size, mtime, file identity) and what the privacy gate compares (DESIGN §5): its normalised
+# scope-relative path and basename. ``code_symbols``: one row per symbol id and scope (row ids
+# never reused, so a removed symbol's vector is never taken for another's); ``content_seg`` is
+# the identifier-split text the ranked index reads. ``code_edges``: per file, in extraction
+# order; ``target_last`` is what re-resolution after an edit selects by.
+CODE_SYMBOLS_FTS = FtsIndex(
+    name="code_symbols_fts",
+    content_table="code_symbols",
+    columns=("content_seg",),
+    options="tokenize='porter unicode61 remove_diacritics 2'",
+    probe="token",
+)
+FTS_INDEXES[CODE_SYMBOLS_FTS.name] = CODE_SYMBOLS_FTS
+_M007_CODE = [
+    """CREATE TABLE code_scopes (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        root TEXT NOT NULL,
+        commit_sha TEXT,
+        indexed_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE code_files (
+        id INTEGER PRIMARY KEY,
+        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
+        path TEXT NOT NULL,
+        path_norm TEXT NOT NULL,
+        name_norm TEXT NOT NULL,
+        language TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        identity TEXT,
+        error TEXT,
+        indexed_at TEXT NOT NULL,
+        UNIQUE (scope_id, path)
+    )""",
+    """CREATE TABLE code_symbols (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
+        file_id INTEGER NOT NULL REFERENCES code_files(id),
+        symbol_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        qualname TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        signature TEXT NOT NULL,
+        doc TEXT NOT NULL,
+        snippet TEXT NOT NULL,
+        name_seg TEXT NOT NULL,
+        content_seg TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        UNIQUE (scope_id, symbol_id)
+    )""",
+    "CREATE INDEX code_symbols_by_file ON code_symbols (file_id)",
+    "CREATE INDEX code_symbols_by_name ON code_symbols (name_seg)",
+    """CREATE TABLE code_edges (
+        id INTEGER PRIMARY KEY,
+        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
+        file_id INTEGER NOT NULL REFERENCES code_files(id),
+        ordinal INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('calls', 'imports', 'extends')),
+        source_id TEXT NOT NULL,
+        target_name TEXT NOT NULL,
+        target_last TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        target_id TEXT,
+        confidence TEXT NOT NULL,
+        UNIQUE (file_id, ordinal)
+    )""",
+    "CREATE INDEX code_edges_by_target ON code_edges (scope_id, target_id) "
+    "WHERE target_id IS NOT NULL",
+    "CREATE INDEX code_edges_by_source ON code_edges (scope_id, source_id)",
+    "CREATE INDEX code_edges_by_kind ON code_edges (scope_id, kind, target_last)",
+    CODE_SYMBOLS_FTS.create_sql(),
+    *CODE_SYMBOLS_FTS.trigger_sql(),
+]
+MIGRATIONS.append((7, "code index: scopes, files, symbols, edges and their FTS5 index", _M007_CODE))
+
+# Migration 8 (#14, thread search at scale): the literal index keyed by thread, behind the
 # writes (``literal_index.py``), replacing ``messages_trgm``. ``generations.first_seq`` is the
 # first ``seq`` of each generation (a generation is the key range ``[first_seq, next first_seq)``
 # of its thread). Every searchable message is queued; the batched part of the migration
 # (``upgrades.py``) indexes them, resumably, with progress.
-_M006_LITERAL = [
+_M008_LITERAL = [
     "ALTER TABLE generations ADD COLUMN first_seq INTEGER",
     "UPDATE generations SET first_seq = coalesce("
     "(SELECT min(m.seq) FROM messages m WHERE m.generation_id = generations.id), "
@@ -418,9 +461,9 @@ _M006_LITERAL = [
     MESSAGES_LITERAL.enqueue_all_sql(),
 ]
 MIGRATION_LITERAL_INDEX = "literal index by thread (trigram detail=full, behind the writes)"
-MIGRATIONS.append((6, MIGRATION_LITERAL_INDEX, _M006_LITERAL))
+MIGRATIONS.append((8, MIGRATION_LITERAL_INDEX, _M008_LITERAL))
 
-# Migration 7 (#14, size): each text stored once. ``content_seg`` (the CJK-segmented text the
+# Migration 9 (#14, size): each text stored once. ``content_seg`` (the CJK-segmented text the
 # ranked index reads) is ``''`` where it equals ``content`` (every text without CJK); the ranked
 # indexes read the text through a view. The batched part blanks the copies and then points the
 # indexes at the views (their index data is unchanged: the view yields the same text).
@@ -430,7 +473,7 @@ TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE = replace(
     TRANSCRIPT_CHUNKS_FTS, source="transcript_chunks_fts_source", values=(_SEG_TEXT,)
 )
 TEXT_ONCE_INDEXES = (MESSAGES_FTS_TEXT_ONCE, TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE)
-_M007_TEXT_ONCE = [
+_M009_TEXT_ONCE = [
     *(
         f"DROP TRIGGER IF EXISTS {name}"
         for index in TEXT_ONCE_INDEXES
@@ -443,7 +486,7 @@ _M007_TEXT_ONCE = [
     ),
 ]
 MIGRATION_TEXT_ONCE = "text stored once (content_seg only where it differs)"
-MIGRATIONS.append((7, MIGRATION_TEXT_ONCE, _M007_TEXT_ONCE))
+MIGRATIONS.append((9, MIGRATION_TEXT_ONCE, _M009_TEXT_ONCE))
 
 # What ``doctor`` checks and repairs today (the migrations above keep their own definitions).
 del FTS_INDEXES[MESSAGES_TRGM.name]
