@@ -52,3 +52,9 @@ SCALE_WORKDIR ?= /tmp/recallbox-scale
 bench-scale: $(VENV)/.dev
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[bench]'
 	$(BIN)/python benchmarks/scale.py --sizes 10000,100000 --workdir $(SCALE_WORKDIR)
+
+# The CI-sized variant (10k): fails when an index/baseline p95 ratio grows > 3x, or a plant fails.
+.PHONY: bench-scale-ci
+bench-scale-ci: $(VENV)/.dev
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[bench]'
+	$(BIN)/python benchmarks/scale.py --ci --workdir $(SCALE_WORKDIR)

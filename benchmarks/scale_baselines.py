@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import shutil
@@ -18,13 +19,14 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import apsw
 from scale_build import SEARCHABLE_SQL
 
-from recallbox.storage.base import CandidateStream, SearchableMessage
+from recallbox.storage.base import CandidateStream, LiteralQuery, SearchableMessage, SearchFilter
 
 TOP_K = 10
 
@@ -58,13 +60,19 @@ class NaiveStore:
         conn.close()
 
     def literal_candidates(
-        self, term: str, *, channel: str | None, case_sensitive: bool, limit: int, recent: int = 0
+        self, query: LiteralQuery, *, where: SearchFilter, limit: int | None = None, recent: int = 0
     ) -> CandidateStream:
-        """Every message holding ``term``, in order: no cap (the complete answer)."""
+        """Every message holding the term, in order: no cap (the complete answer)."""
         del limit, recent
         stream = CandidateStream()
-        stream.rows = self._scan(term, channel, case_sensitive)
+        stream.rows = self._scan(query.term, where.channel, query.case_sensitive)
+        stream.holders = lambda n: [
+            m.id for m in islice(self._scan(query.term, where.channel, False), n)
+        ]
         return stream
+
+    def read_snapshot(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
     def _scan(
         self, term: str, channel: str | None, case_sensitive: bool

@@ -160,8 +160,9 @@ def test_a_damaged_index_names_the_repair(tmp_path: Path, run) -> None:
     db = tmp_path / "x.db"
     with recallbox.open(db) as box:
         box.append("ops", "user", "deploy pg-primary-9 to staging")
+        box.store.indexer.drain()
         conn = box.store.pool.connection()
-        conn.execute("UPDATE messages_trgm_data SET block = x'0102030405060708' WHERE id > 1")
+        conn.execute("UPDATE messages_literal_data SET block = x'0102030405060708' WHERE id > 1")
     r = run("--db", str(db), "search-memory", "pg-primary")
     assert r.code == 1 and "run `recallbox doctor --repair`" in r.error_line
 

@@ -179,19 +179,15 @@ def test_no_syntax_is_interpreted(box: recallbox.Box, query: str) -> None:
     assert decoy not in ids_in(result)[:1]
 
 
-def test_a_term_with_more_candidates_than_one_pass_checks_says_so(
+def test_every_candidate_is_checked_with_no_cap_note(
     box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("recallbox.domains.threads.LITERAL_CANDIDATE_LIMIT", 3)
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", 1)
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.PHRASE_SORT_MAX", 2)
     ids = [box.append("t", "user", f"Zeta {i} 9Zeb").id for i in range(5)]
+    box.store.indexer.drain()
     result = box.search_memory("zeta")
-    assert ids_in(result) == ids[:3]
-    assert (
-        'More than 3 messages may hold "zeta"; only the first 3 in this order were checked.'
-        in result
-    )
+    assert ids_in(result) == ids and "checked" not in result and "more hits" not in result
     nothing = box.search_memory("9Zeta")  # every trigram is in every message, the term in none
-    assert nothing.endswith(
-        'No matches for "9Zeta" in all threads (the first 3 candidate messages only).'
-    )
+    assert nothing.endswith('No matches for "9Zeta" in all threads.')
     assert ids_in(box.search_memory("Zeta 4"))[0] == ids[4]  # the whole query first

@@ -21,6 +21,7 @@ Only ``click`` is imported at module level, so ``recallbox --version`` stays fas
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import traceback
@@ -287,6 +288,9 @@ def resolve_db(ctx: click.Context, use: DbUse) -> str:
     return location
 
 
+MIGRATION_LOGGER = "recallbox.storage.sqlite.migrations"
+
+
 @contextmanager
 def open_box(
     ctx: click.Context, *, embedder: str | None = None, key: str | None = None
@@ -303,10 +307,63 @@ def open_box(
     use = database_use(key or command_key(ctx)) or DbUse.REQUIRES
     location = resolve_db(ctx, use)
     existed = _exists(location)
-    with open_recallbox(location, embedder=embedder, hit_log=hit_log_enabled()) as box:
+    with migration_bar():
+        opened = open_recallbox(location, embedder=embedder, hit_log=hit_log_enabled())
+    with opened as box:
         if not existed:
             echo_err(f"recallbox: created database {location}")
         yield box
+
+
+class _MigrationBar(logging.Handler):
+    """Draws the migration progress records as bars on stderr (made on the first record, so
+    opening an up-to-date database imports nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.bar: Any = None
+        self.tasks: dict[str, Any] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        name = getattr(record, "migration", None)
+        if name is None:
+            return
+        if self.bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            console = Console(stderr=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TimeRemainingColumn(),
+                console=console,
+                transient=True,
+                disable=not console.is_terminal,
+            )
+            self.bar.start()
+        if name not in self.tasks:
+            self.tasks[name] = self.bar.add_task(f"upgrading: {name}", total=None)
+        done, total = getattr(record, "done", 0), getattr(record, "total", 0)
+        self.bar.update(self.tasks[name], completed=done, total=total or None)
+
+
+@contextmanager
+def migration_bar() -> Iterator[None]:
+    """A progress bar on stderr (a terminal only) for the migrations an open applies."""
+    handler = _MigrationBar()
+    log = logging.getLogger(MIGRATION_LOGGER)
+    level = log.level
+    log.addHandler(handler)
+    if not level or level > logging.INFO:
+        log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        if handler.bar is not None:
+            handler.bar.stop()
 
 
 def db_option() -> click.Option:

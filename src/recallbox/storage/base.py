@@ -195,17 +195,15 @@ class LiteralSearch(Protocol):
     """Thread search's candidates (DESIGN §3.2, §3.3)."""
 
     def literal_candidates(
-        self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
+        self, query: LiteralQuery, *, where: SearchFilter, limit: int | None = None, recent: int = 0
     ) -> CandidateStream:
         """Visible messages that may hold ``query.term`` in their content or an argument leaf.
 
         A superset the caller rechecks exactly, found through an index, never a full scan
         (``recent`` adds the newest ``recent`` visible messages in scope: the bounded scan for
-        terms no index holds). Streamed in thread-search order (threads by last activity,
-        newest first; generation descending; ``seq`` ascending) from the first ``limit``
-        candidates in that order; ``truncated`` says when the index held more. Every statement
-        behind the stream, the lazy ones included, applies the visibility rule.
-        """
+        terms no index holds). **Every** such message, in thread-search order, while the caller
+        reads: no candidate cap (``limit`` stops it; ``truncated`` then says more were left);
+        ``holders(n)``: messages surely holding the term. Every statement applies the rule."""
 
 
 @runtime_checkable
@@ -249,7 +247,9 @@ class VectorIndex(Protocol):
         self, vector: Sequence[float], *, space: EmbeddingSpace, where: SearchFilter, limit: int
     ) -> list[tuple[str, float]]:
         """``(public id, cosine distance)`` of the ``limit`` nearest visible rows, nearest first;
-        exact: a hidden row never takes a visible row's place, a channel filters in the index."""
+        exact: a hidden row never takes a visible row's place, a channel filters in the index;
+        over every thread of a very large space, exact over the newest threads only (a bound
+        the backend names): callers score their keyword candidates with :meth:`distances`."""
 
     def distances(
         self,

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import recallbox
 from recallbox.storage.base import (
@@ -154,3 +159,37 @@ def test_the_chunk_corpus_has_the_same_keyword_index(store: Store) -> None:
 def test_an_unknown_corpus_is_an_error(store: Store) -> None:
     with pytest.raises(recallbox.InvalidArgument):
         store.keyword_ranked("nonsense", LexicalQuery((("x",),)), where=EVERYTHING, limit=1)
+
+
+# Rows of one word repeated 1-4 times, visible or hidden, in channel "a" or "b".
+RANKED_ROWS = st.lists(
+    st.tuples(st.integers(1, 4), st.booleans(), st.sampled_from(("a", "b"))),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(RANKED_ROWS, st.integers(1, 12), st.booleans())
+def test_keyword_ranked_top_k_is_the_head_of_the_whole_ranking(
+    store_factory: Callable[[str], Store],
+    rows: list[tuple[int, bool, str]],
+    limit: int,
+    scoped: bool,
+) -> None:
+    # Hidden and other-channel rows often rank best, and scores tie: whatever a top-k
+    # fetch skips, the answer is the first ``limit`` of the complete ranking.
+    store = store_factory(f"k{uuid.uuid4().hex}")
+    for repeats, visible, channel in rows:
+        add(store, channel, " ".join(["deploy"] * repeats) + " x" * (4 - repeats),
+            model_visible=visible)  # fmt: skip
+    query = LexicalQuery((("deploy",),))
+    where = SearchFilter(channel="a") if scoped else EVERYTHING
+    everything = store.keyword_ranked(CORPUS_MESSAGE, query, where=where, limit=len(rows) + 1)
+    assert (
+        store.keyword_ranked(CORPUS_MESSAGE, query, where=where, limit=limit)
+        == (everything[:limit])
+    )
+    expected = sum(1 for _, visible, channel in rows if visible and (channel == "a" or not scoped))
+    assert len(everything) == expected
+    assert [s for _, s in everything] == sorted((s for _, s in everything), reverse=True)

@@ -12,6 +12,7 @@ from recallbox.storage.sqlite.schema import (
     FTS_INDEXES,
     KNOWLEDGE_SECTIONS_FTS,
     LATEST_VERSION,
+    LITERAL_INDEXES,
     MEMORY_ENTRIES_FTS,
 )
 from recallbox.text.markdown import split_markdown
@@ -32,7 +33,7 @@ def test_both_indexes_are_checked_by_doctor(box: recallbox.Box) -> None:
     names = {ix.table for ix in box.doctor().indexes}
     assert {KNOWLEDGE_SECTIONS_FTS.name, MEMORY_ENTRIES_FTS.name} <= names
     assert box.store.schema_version() == LATEST_VERSION
-    assert set(FTS_INDEXES) == names
+    assert set(FTS_INDEXES) | set(LITERAL_INDEXES) == names
 
 
 def test_the_index_is_written_only_when_the_indexed_text_changes(box: recallbox.Box) -> None:

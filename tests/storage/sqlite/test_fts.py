@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from recallbox.storage.sqlite.fts import all_indexes
 from recallbox.storage.sqlite.schema import FTS_INDEXES
 
 TEXT = st.text(
@@ -27,7 +28,8 @@ ACTION = st.one_of(
 
 
 def _integrity(conn: apsw.Connection) -> None:
-    for name in FTS_INDEXES:
+    for index in all_indexes():
+        name = index.name
         conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('integrity-check', 1)")
 
 
@@ -84,7 +86,7 @@ def test_doctor_detects_and_repairs_desync(box: recallbox.Box) -> None:
     assert any(not ix.integrity_ok for ix in report.indexes)
     assert any(not ix.triggers_ok for ix in report.indexes)
     repaired = box.doctor(repair=True)
-    assert repaired.healthy and len(repaired.repaired) == len(FTS_INDEXES)
+    assert repaired.healthy and len(repaired.repaired) == len(all_indexes())
     assert len(box.messages("t")) == 30
     conn = box.store.pool.connection()
     hits = conn.execute(
@@ -123,11 +125,11 @@ def test_probe_catches_missing_index_rows(box: recallbox.Box) -> None:
 def test_repair_recreates_a_dropped_index(box: recallbox.Box) -> None:
     _fill(box, ["one two three", "four five six"])
     conn = box.store.pool.connection()
-    conn.execute("DROP TABLE messages_trgm")
+    conn.execute("DROP TABLE messages_literal")
     assert not box.doctor().healthy
     report = box.doctor(repair=True)
     assert report.healthy and "recreated" in " ".join(report.repaired)
     found = conn.execute(
-        "SELECT count(*) FROM messages_trgm WHERE content LIKE '%five%'"
+        "SELECT count(*) FROM messages_literal WHERE messages_literal MATCH '\"five\"'"
     ).fetchone()[0]
     assert found == 1

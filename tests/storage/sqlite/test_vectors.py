@@ -210,3 +210,34 @@ def test_nearest_visible_filters_grows_and_falls_back(
                 assert near(channel) == ([("exact", 0.0)] if max_k == 2 else [("r7", 0.0)])
             assert scans == ([(None, 1), (thread_id, 1)] if max_k == 2 else [])
             assert near("secret") == []
+
+
+def test_a_global_search_of_a_big_space_is_exact_over_the_newest_threads(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        old = box.append_many("old", [{"role": "user", "content": f"x old {i}"} for i in range(5)])
+        mid = box.append_many("mid", [{"role": "user", "content": f"y mid {i}"} for i in range(5)])
+        new = box.append_many("new", [{"role": "user", "content": f"y new {i}"} for i in range(5)])
+        box.quarantine("mid")
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = space_of(store)
+        everything = SearchFilter()
+        exact = store.nearest([1.0, 0.0], space=space, where=everything, limit=3)
+        assert {i for i, _ in exact} <= {m.id for m in old}  # the x rows are nearest
+        monkeypatch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
+        monkeypatch.setattr(vectors, "GLOBAL_SCAN_VECTORS", 5)  # the newest allowed thread
+        bounded = store.nearest([1.0, 0.0], space=space, where=everything, limit=3)
+        assert {i for i, _ in bounded} <= {m.id for m in new} and len(bounded) == 3
+        monkeypatch.setattr(vectors, "GLOBAL_SCAN_VECTORS", 100)  # every allowed thread
+        wide = store.nearest([1.0, 0.0], space=space, where=everything, limit=8)
+        assert [i for i, _ in wide] == [i for i, _ in store.nearest(
+            [1.0, 0.0], space=space, where=everything, limit=8)]  # fmt: skip
+        assert not {i for i, _ in wide} & {m.id for m in mid}
+        assert {i for i, _ in wide[:5]} == {m.id for m in old}
+        # a channel search stays exact inside its thread; distances reach any visible row
+        scoped = store.nearest([1.0, 0.0], space=space, where=SearchFilter(channel="old"), limit=2)
+        assert len(scoped) == 2
+        far = store.distances([1.0, 0.0], [old[0].id], space=space, where=everything)
+        assert list(far) == [old[0].id]

@@ -21,9 +21,9 @@ import apsw
 from recallbox.storage.queries import CORPUS_TRANSCRIPT_CHUNK, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import TRANSCRIPT_CHUNKS
+from recallbox.storage.sqlite.rows import stored_seg
 from recallbox.storage.sqlite.visibility import MESSAGE_VISIBLE_SQL, THREAD_ALLOWED_SQL
 from recallbox.storage.values import ChunkRow, ChunkSource, TranscriptChunk
-from recallbox.text.cjk import segment
 
 _CHUNK_COLUMNS = (
     "c.id, c.content_hash, c.first_seq, c.part, c.last_seq, g.number, c.message_ids, c.source, "
@@ -95,7 +95,7 @@ def _insert_chunk(
             chunk.line_start,
             chunk.line_end,
             chunk.text,
-            segment(chunk.text),
+            stored_seg(chunk.text),
             digest,
         ),
     )

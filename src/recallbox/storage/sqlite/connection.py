@@ -13,9 +13,11 @@ a lock held too long) into
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +35,7 @@ DB_FILE_MODE = 0o600
 MEMORY_PATH = ":memory:"
 REPAIR_HINT = "run `recallbox doctor --repair` (or restore the file from a backup)"
 logger = logging.getLogger(__name__)
+_SNAPSHOT_SERIALS = itertools.count(1)
 
 
 def _create_private_file(path: Path) -> None:
@@ -132,6 +135,10 @@ class ConnectionPool:
         self._memory_lock = threading.RLock()
         self._depth: dict[int, int] = {}  # connection -> open write transaction depth
         self._snapshots: dict[int, int] = {}  # connection -> read snapshots opened by us
+        self._write_gate = threading.Lock()  # this process's writers queue here, not in SQLite
+        self._serials: dict[int, int] = {}  # connection -> serial of its open snapshot
+        self._waiting = 0  # foreground writers waiting for the write gate
+        self._last_write = 0.0  # time.monotonic() of the last foreground commit
         self._deadlines: dict[int, list[Deadline]] = {}  # connection -> deadlines in force
         self._side: apsw.Connection | None = None  # writes that never wait (write_nowait)
         self._side_lock = threading.Lock()
@@ -220,6 +227,14 @@ class ConnectionPool:
             if lock is not None:
                 lock.release()
 
+    def snapshot_id(self) -> int | None:
+        """A number unique to the read snapshot open on the calling thread, in this process
+        (``None`` outside one): what a per-snapshot cache of read results is keyed by."""
+        key = id(self.connection())
+        if not self._snapshots.get(key, 0):
+            return None
+        return self._serials.get(key)
+
     @contextmanager
     def _deadline(self, conn: apsw.Connection, deadline: Deadline | None) -> Iterator[None]:
         """Install ``deadline`` on ``conn`` for the block: a progress handler that stops the
@@ -245,6 +260,8 @@ class ConnectionPool:
     @contextmanager
     def _marked(self, conn: apsw.Connection) -> Iterator[None]:
         key = id(conn)
+        if not self._snapshots.get(key, 0):
+            self._serials[key] = next(_SNAPSHOT_SERIALS)
         self._snapshots[key] = self._snapshots.get(key, 0) + 1
         try:
             yield
@@ -268,11 +285,65 @@ class ConnectionPool:
             if lock is not None:
                 lock.release()
 
+    def mark_background(self) -> None:
+        """The calling thread is a background worker: its writes give way to the others'."""
+        self._local.background = True
+
+    def writers_waiting(self) -> int:
+        """How many foreground writers of this process wait for the write gate."""
+        return self._waiting
+
+    def seconds_since_write(self) -> float:
+        """Seconds since this process's last foreground write committed."""
+        return time.monotonic() - self._last_write
+
+    def in_transaction(self) -> bool:
+        """True inside a write transaction or a read snapshot on the calling thread."""
+        key = id(self.connection())
+        return bool(self._depth.get(key, 0) or self._snapshots.get(key, 0))
+
+    def release_thread_connection(self) -> None:
+        """Close the calling thread's connection (a worker thread that is about to end)."""
+        conn: apsw.Connection | None = getattr(self._local, "conn", None)
+        if conn is None or self.is_memory:
+            return
+        self._local.conn = None
+        with self._registry_lock:
+            if conn in self._all:
+                self._all.remove(conn)
+        try:
+            conn.close()
+        except apsw.Error:
+            logger.debug("a worker connection did not close cleanly")
+
     @contextmanager
     def _write(self, conn: apsw.Connection) -> Iterator[None]:
         key = id(conn)
         depth = self._depth.get(key, 0)
+        if depth == 0 and not self.is_memory:
+            # Trigger: another thread of this process writes. Why: SQLite's busy handler
+            # sleeps between retries; a lock wakes the next writer the moment one commits.
+            # Outcome: one writer at a time per process.
+            foreground = not getattr(self._local, "background", False)
+            with self._registry_lock:
+                self._waiting += foreground
+            try:
+                self._write_gate.acquire()
+            finally:
+                with self._registry_lock:
+                    self._waiting -= foreground
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                yield from self._written(conn, key, depth)
+            finally:
+                if foreground:
+                    self._last_write = time.monotonic()
+                self._write_gate.release()
+            return
         conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+        yield from self._written(conn, key, depth)
+
+    def _written(self, conn: apsw.Connection, key: int, depth: int) -> Iterator[None]:
         self._depth[key] = depth + 1
         try:
             yield

@@ -16,21 +16,25 @@ never touched. Lock and disk errors are re-raised, never "repaired".
 
 from __future__ import annotations
 
+from typing import Any
+
 import apsw
 
+from recallbox.storage.sqlite.literal_index import LiteralIndex, index_backlog
 from recallbox.storage.sqlite.match import quote_phrase
-from recallbox.storage.sqlite.schema import FTS_INDEXES, FtsIndex
+from recallbox.storage.sqlite.schema import FTS_INDEXES, LITERAL_INDEXES, FtsIndex
 from recallbox.text.cjk import has_cjk
 from recallbox.types import IndexHealth
 
 HEAL_PROBE_SAMPLES = 20
 TRIGRAM_CHARS = 3
 PROBE_TOKENIZER_ARGS = ("remove_diacritics", "2")
+AnyIndex = FtsIndex | LiteralIndex
 # Errors that mean "the index is damaged"; anything else (busy, locked, full, I/O) propagates.
 _CORRUPTION = (apsw.CorruptError, apsw.SQLError)
 
 
-def _integrity_ok(conn: apsw.Connection, index: FtsIndex) -> tuple[bool, str]:
+def _integrity_ok(conn: apsw.Connection, index: AnyIndex) -> tuple[bool, str]:
     try:
         conn.execute(f"INSERT INTO {index.name}({index.name}, rank) VALUES ('integrity-check', 1)")
     except _CORRUPTION as exc:
@@ -38,7 +42,7 @@ def _integrity_ok(conn: apsw.Connection, index: FtsIndex) -> tuple[bool, str]:
     return True, ""
 
 
-def _probe_token(conn: apsw.Connection, index: FtsIndex, values: tuple[str, ...]) -> str | None:
+def _probe_token(conn: apsw.Connection, index: AnyIndex, values: tuple[str, ...]) -> str | None:
     """A MATCH expression that must find the row holding ``values``, or None (nothing to probe).
 
     Word tokens come from FTS5's own unicode61 tokenizer, so the probe splits text exactly as
@@ -64,13 +68,20 @@ def _probe_token(conn: apsw.Connection, index: FtsIndex, values: tuple[str, ...]
     return quote_phrase(cjk_tokens[0] if cjk_tokens else tokens[0])
 
 
-def _probe(conn: apsw.Connection, index: FtsIndex) -> tuple[int, int]:
+def _sample(conn: apsw.Connection, index: AnyIndex) -> list[Any]:
+    """``(rowid, *texts)`` of up to :data:`HEAL_PROBE_SAMPLES` rows the index must hold."""
+    if isinstance(index, LiteralIndex):
+        return conn.execute(index.sample_sql(), (HEAL_PROBE_SAMPLES,)).fetchall()
     cols = ", ".join(index.columns)
-    rows = conn.execute(
-        f"SELECT id, {cols} FROM {index.content_table} "
+    return conn.execute(
+        f"SELECT id, {cols} FROM {index.reads} "
         f"WHERE id IN (SELECT id FROM {index.content_table} ORDER BY random() LIMIT ?)",
         (HEAL_PROBE_SAMPLES,),
     ).fetchall()
+
+
+def _probe(conn: apsw.Connection, index: AnyIndex) -> tuple[int, int]:
+    rows = _sample(conn, index)
     probes = misses = 0
     for row in rows:
         expression = _probe_token(conn, index, tuple(str(v or "") for v in row[1:]))
@@ -90,14 +101,25 @@ def _probe(conn: apsw.Connection, index: FtsIndex) -> tuple[int, int]:
 
 
 def _count(conn: apsw.Connection, table: str) -> int:
+    return _count_sql(conn, f"SELECT count(*) FROM {table}")
+
+
+def _count_sql(conn: apsw.Connection, sql: str) -> int:
     try:
-        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        row = conn.execute(sql).fetchone()
     except _CORRUPTION:
         return -1
     return int(row[0]) if row else 0
 
 
-def _triggers_ok(conn: apsw.Connection, index: FtsIndex) -> bool:
+def _expected_rows(conn: apsw.Connection, index: AnyIndex) -> int:
+    """The rows the index should hold (the literal index: searchable ones not queued)."""
+    if isinstance(index, LiteralIndex):
+        return _count_sql(conn, index.expected_rows_sql())
+    return _count(conn, index.content_table)
+
+
+def _triggers_ok(conn: apsw.Connection, index: AnyIndex) -> bool:
     names = set(index.trigger_names())
     rows = conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
@@ -111,9 +133,9 @@ def _table_exists(conn: apsw.Connection, name: str) -> bool:
     return row is not None
 
 
-def check(conn: apsw.Connection, index: FtsIndex) -> IndexHealth:
+def check(conn: apsw.Connection, index: AnyIndex) -> IndexHealth:
     """Run every check on one index."""
-    content_rows = _count(conn, index.content_table)
+    content_rows = _expected_rows(conn, index)
     if not _table_exists(conn, index.name):
         return IndexHealth(
             table=index.name,
@@ -141,22 +163,40 @@ def check(conn: apsw.Connection, index: FtsIndex) -> IndexHealth:
     )
 
 
+def all_indexes() -> list[AnyIndex]:
+    """Every full-text index ``doctor`` checks: the ranked ones, then the literal one."""
+    return [*FTS_INDEXES.values(), *LITERAL_INDEXES.values()]
+
+
 def check_all(conn: apsw.Connection) -> list[IndexHealth]:
     """Check every full-text index."""
-    return [check(conn, index) for index in FTS_INDEXES.values()]
+    return [check(conn, index) for index in all_indexes()]
 
 
-def _recreate(conn: apsw.Connection, index: FtsIndex) -> None:
+def _recreate(conn: apsw.Connection, index: AnyIndex) -> None:
     for trigger in index.trigger_names():
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     conn.execute(f"DROP TABLE IF EXISTS {index.name}")
     conn.execute(index.create_sql())
     for statement in index.trigger_sql():
         conn.execute(statement)
+    _rebuild(conn, index)
+
+
+def _rebuild(conn: apsw.Connection, index: AnyIndex) -> None:
+    """Refill the index from its content (the literal index: empty it, queue every row, and
+    index the queue now)."""
+    if isinstance(index, LiteralIndex):
+        conn.execute(f"DELETE FROM {index.name}")
+        conn.execute(index.backlog_sql())
+        conn.execute(index.enqueue_all_sql())
+        while index_backlog(conn):
+            pass
+        return
     conn.execute(f"INSERT INTO {index.name}({index.name}) VALUES ('rebuild')")
 
 
-def repair(conn: apsw.Connection, index: FtsIndex) -> str:
+def repair(conn: apsw.Connection, index: AnyIndex) -> str:
     """Rebuild one index from its content table; drop and recreate it when rebuild fails."""
     if not _table_exists(conn, index.name):
         _recreate(conn, index)
@@ -167,7 +207,7 @@ def repair(conn: apsw.Connection, index: FtsIndex) -> str:
         for statement in index.trigger_sql():
             conn.execute(statement)
     try:
-        conn.execute(f"INSERT INTO {index.name}({index.name}) VALUES ('rebuild')")
+        _rebuild(conn, index)
     except _CORRUPTION:
         _recreate(conn, index)
         return f"{index.name}: dropped and recreated"
@@ -180,4 +220,4 @@ def repair(conn: apsw.Connection, index: FtsIndex) -> str:
 
 def repair_all(conn: apsw.Connection) -> list[str]:
     """Repair every index; returns one line per index."""
-    return [repair(conn, index) for index in FTS_INDEXES.values()]
+    return [repair(conn, index) for index in all_indexes()]

@@ -1,7 +1,10 @@
 """The keyword index of the SQLite backend, over any corpus (``corpora.py``): FTS5 ``bm25()``.
 
 * :meth:`KeywordMixin.keyword_ranked` ranks by ``s = −bm25(<fts>)``: BM25 over the whole
-  index (IDF and average length of every row), as FTS5 computes it.
+  index (IDF and average length of every row), as FTS5 computes it. FTS5 ranks first
+  (``ORDER BY rank LIMIT``: its sorter keeps the best rows, no row of the content table is
+  read), then the rule is applied to those rows, fetching more when hidden rows or a tie at
+  the cut leave the answer unsure.
 * :meth:`KeywordMixin.keyword_scope` reports what BM25 over one thread needs: the thread's row
   count and token total (from the index's ``_docsize`` table: one varint per column, the row's
   token count), each phrase's document frequency in the thread, and each matching row's length
@@ -22,9 +25,14 @@ from recallbox.storage.queries import LexicalQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import corpus_of
 from recallbox.storage.sqlite.match import any_of, phrase_strings
+from recallbox.storage.sqlite.rows import json_list
 from recallbox.storage.sqlite.visibility import thread_gate, without_channel
 from recallbox.storage.values import KeywordScope, RowFrequencies
 
+#: Ranked rows fetched per wanted hit before the rule is applied (hidden rows are rare).
+RANK_OVERFETCH = 2
+#: How much the fetch grows when the visible rows do not fill the limit, or a tie crosses it.
+RANK_GROWTH = 4
 #: The FTS5 auxiliary function that reports a row's token count and phrase frequencies.
 PHRASE_FREQS_FUNCTION = "recallbox_phrase_freqs"
 
@@ -69,14 +77,37 @@ class KeywordMixin:
         narrow = c.narrow(where)
         if query.is_empty or limit < 1:
             return []
-        sql = (
-            f"SELECT {c.public_id} AS rid, -bm25({c.fts}) AS s FROM {c.fts} "
-            f"JOIN {c.table} {c.alias} ON {c.alias}.id = {c.fts}.rowid {c.joins} "
-            f"WHERE {c.fts} MATCH ? AND {c.rule}{narrow.sql} ORDER BY s DESC, rid LIMIT ?"
+        match = any_of(phrase_strings(query))
+        rule_sql = (
+            f"SELECT {c.alias}.id, {c.public_id} FROM json_each(?) AS j "
+            f"CROSS JOIN {c.table} {c.alias} ON {c.alias}.id = j.value {c.joins} "
+            f"WHERE {c.rule}{narrow.sql}"
         )
-        params = (any_of(phrase_strings(query)), *narrow.params, limit)
-        with self.pool.reading() as conn:
-            return [(str(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+        fetch = limit * RANK_OVERFETCH
+        with self.pool.snapshot() as conn:
+            while True:
+                # Rank inside FTS5 first (its sorter keeps the best ``fetch``), then apply
+                # the rule to those rows only: the rows of a common word are never joined.
+                ranked = [
+                    (int(r[0]), float(r[1]))
+                    for r in conn.execute(
+                        f"SELECT rowid, -rank FROM {c.fts} WHERE {c.fts} MATCH ? "
+                        "ORDER BY rank LIMIT ?",
+                        (match, fetch),
+                    )
+                ]
+                allowed = dict(
+                    conn.execute(rule_sql, (json_list([r for r, _ in ranked]), *narrow.params))
+                )
+                hits = [(str(allowed[r]), score) for r, score in ranked if r in allowed]
+                hits.sort(key=lambda h: (-h[1], h[0]))
+                if len(ranked) < fetch or (
+                    len(hits) >= limit and ranked[-1][1] < hits[limit - 1][1]
+                ):
+                    # Every match was ranked, or the cut falls strictly between two scores
+                    # (a tie across it could put a lower id first).
+                    return hits[:limit]
+                fetch *= RANK_GROWTH
 
     def keyword_scope(
         self, corpus: str, query: LexicalQuery, *, where: SearchFilter
@@ -110,12 +141,19 @@ class KeywordMixin:
             register_functions(conn)
             df = [0] * len(phrases)
             matches: list[RowFrequencies] = []
+            # The thread's rows lie between its first and last row id: the index is read in
+            # that range only (a common word's whole doclist is never walked).
+            span = conn.execute(
+                f"SELECT min(id), max(id) FROM {c.table} WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+            low, high = span if span is not None else (None, None)
             for rid, visible, packed in conn.execute(
                 f"SELECT {c.public_id}, {c.visible}, {PHRASE_FREQS_FUNCTION}({c.fts}) "
                 f"FROM {c.fts} JOIN {c.table} {a} ON {a}.id = {c.fts}.rowid "
                 f"JOIN threads t ON t.id = {a}.thread_id "
-                f"WHERE {c.fts} MATCH ? AND {a}.thread_id = ?{gate.sql}",
-                (any_of(phrases), thread_id, *gate.params),
+                f"WHERE {c.fts} MATCH ? AND {c.fts}.rowid BETWEEN ? AND ? "
+                f"AND {a}.thread_id = ?{gate.sql}",
+                (any_of(phrases), low, high, thread_id, *gate.params),
             ):
                 length, *freqs = (int(x) for x in str(packed).split())
                 for i, freq in enumerate(freqs):

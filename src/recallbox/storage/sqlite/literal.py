@@ -1,33 +1,29 @@
-"""Thread-search reads on SQLite: literal candidates, the bounded recent scan, keyword hits.
+"""Thread-search reads on SQLite: literal candidates, complete and in search order (DESIGN §3.2).
 
-How a term finds its candidate messages without scanning the table (DESIGN §3.2), in two steps:
+Two steps, the second lazy:
 
-1. **Candidate ids in search order, from an index, reading no content.** 3+ characters: the
-   trigram index ``messages_trgm`` (content and ``args_text``) with ``MATCH`` on the term's
-   trigrams (every one must be present; the tokenizer folds case with Unicode rules, so this
-   is a superset of both passes). Under 3 characters with CJK: the bigram index
-   ``messages_fts`` (content only); a single CJK character is a prefix query, found where it
-   starts a bigram or stands alone. ``recent`` adds the newest searchable messages in scope,
-   for terms no index holds (the caller says so in its result). Search order is thread last
-   activity (newest first), generation descending, ``seq`` ascending. A few candidates are
-   sorted in SQL; a long doclist (a common word) is instead intersected with a walk of that
-   order over the ``(generation_id, seq)`` index, which stops as soon as the caller is done.
-2. **An exact filter inside SQLite, chunk by chunk, in that order.** ``LIKE '%term%'`` — no
-   ``ESCAPE``, which would keep an index from being used; ``%`` and ``_`` in the term are then
-   wildcards, which only widens the set; ASCII case folded — plus ``GLOB`` with ``*?[``
-   bracket-quoted for the case-sensitive pass, plus the whole visibility rule again
-   (``visibility.py``: the rows are read after step 1, and a quarantine or an exclusion may
-   have committed in between; a search normally runs in one snapshot). A case-insensitive
-   pass for a term with non-ASCII cased letters (``Ärger``) skips ``LIKE``, which folds ASCII
-   only. Terms longer than :data:`LIKE_PATTERN_MAX_CHARS` are filtered by their prefix.
+1. **Candidate keys in search order, reading no content.** A term of 3+ characters: the
+   literal index (``literal_plan.py``: a cheap trigram probe, the whole term as a phrase, or a
+   walk of the order one generation at a time), plus the rows not indexed yet, scanned
+   exactly. Every candidate is found: there is no candidate cap. The plan of a term is kept
+   for the read snapshot, so the case-insensitive pass reuses the case-sensitive one's.
+   Under 3 characters, CJK: the bigram index ``messages_fts`` (content only; a single CJK
+   character is a prefix query), sorted in SQL when few, else intersected with a walk of the
+   ``(generation_id, seq)`` index. ``recent`` adds the newest searchable messages in scope, for
+   short terms no index holds (the caller says so in its result).
+2. **An exact filter inside SQLite, chunk by chunk, in that order.** The case-sensitive pass:
+   ``instr`` of the whole term (exact); the other: ``LIKE '%term%'`` — no ``ESCAPE`` (``%``
+   and ``_`` in the term are then wildcards, which only widens the set), ASCII case folded —
+   plus the whole visibility rule again (``visibility.py``: the rows are read after step 1,
+   and a quarantine or an exclusion may have committed in between; a search normally runs in
+   one snapshot). A case-insensitive pass for a term with non-ASCII cased letters (``Ärger``)
+   skips ``LIKE``, which folds ASCII only. ``LIKE`` filters terms longer than
+   :data:`LIKE_PATTERN_MAX_CHARS` by their prefix. The caller rechecks every row exactly.
 
-Why not ``WHERE content LIKE … ORDER BY … LIMIT``: SQLite must then test the content of every
-message holding a common word before it can sort, which costs seconds on a big history. Here a
-common word costs its doclists and the content of only the first chunks, since the caller stops
-reading once its result is full. Rows (with their possibly large content) are filtered and
-fetched by one query, a small chunk at a time as the caller consumes them (outside a read
-snapshot a shared in-memory connection's lock is then never held while the caller works). The
-caller rechecks every row exactly.
+Rows (with their possibly large content) are filtered and fetched a small chunk at a time as
+the caller consumes them, so a common term costs the first chunks only. The stream's
+``holders(n)`` reads, for the "more hits" count, up to ``n`` ids of visible messages that
+surely hold the term (an exact phrase of the index).
 """
 
 from __future__ import annotations
@@ -42,6 +38,17 @@ import apsw
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
+from recallbox.storage.sqlite.literal_index import SEQ_MASK, THREAD_SHIFT, key_sql, keys_to_uids
+from recallbox.storage.sqlite.literal_plan import (
+    LIKE_PATTERN_MAX_CHARS,
+    TRIGRAM_CHARS,
+    Plan,
+    holder_keys,
+    like_pattern,
+    load_scope,
+    ordered_keys,
+    plan_term,
+)
 from recallbox.storage.sqlite.match import quote_phrase
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_KIND_SQL,
@@ -53,43 +60,37 @@ from recallbox.storage.sqlite.visibility import (
 from recallbox.storage.values import CandidateStream, SearchableMessage
 from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
-TRIGRAM_CHARS = 3
-LIKE_PATTERN_MAX_CHARS = 256
-MATCH_MAX_TRIGRAMS = 32
 FILTER_CHUNK_IDS = 64  # candidates filtered (and their rows read) per query
-SORT_CANDIDATES_MAX = 20_000  # above this many candidates, walk the order instead of sorting
-GLOB_SPECIALS = frozenset("*?[")
+SORT_CANDIDATES_MAX = 20_000  # short terms: above this many, walk the order instead of sorting
+PLAN_CACHE_MAX = 64  # term plans kept for the open read snapshots
 
 SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
 SEARCH_FROM = (
     "messages m JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id"
 )
 ROW_COLUMNS = "m.id, m.uid, t.channel, g.number, m.seq, m.role, m.content, m.tool_calls"
+BY_KEY_FROM = (
+    "json_each(?1) AS j CROSS JOIN messages m ON m.thread_id = (j.value >> "
+    f"{THREAD_SHIFT}) AND m.seq = (j.value & {SEQ_MASK}) JOIN threads t ON t.id = m.thread_id "
+    "JOIN generations g ON g.id = m.generation_id"
+)
 
-
-def like_pattern(term: str) -> str:
-    """``%term%`` (wildcards in ``term`` only widen the match; long terms by their prefix)."""
-    return "%" + term[:LIKE_PATTERN_MAX_CHARS] + "%"
-
-
-def glob_pattern(term: str) -> str:
-    """``*term*`` with ``*``, ``?`` and ``[`` bracket-quoted: an exact, case-sensitive test."""
-    quoted = "".join(f"[{c}]" if c in GLOB_SPECIALS else c for c in term[:LIKE_PATTERN_MAX_CHARS])
-    return "*" + quoted + "*"
+__all__ = [
+    "LIKE_PATTERN_MAX_CHARS",
+    "bigram_match",
+    "filter_sql",
+    "has_non_ascii_case",
+    "index_source",
+    "like_pattern",
+    "literal_candidates",
+    "recent_source",
+    "sorted_sql",
+]
 
 
 def has_non_ascii_case(term: str) -> bool:
     """True when ``term`` holds a non-ASCII letter that has another case (``LIKE`` won't fold)."""
     return any(ord(c) > 0x7F and (c.lower() != c or c.upper() != c) for c in term)
-
-
-def trigram_match(term: str) -> str:
-    """An FTS5 ``MATCH`` that needs every (sampled) trigram of ``term``: ``"abc" AND "bcd"``."""
-    grams = list(dict.fromkeys(term[i : i + TRIGRAM_CHARS] for i in range(len(term) - 2)))
-    if len(grams) > MATCH_MAX_TRIGRAMS:
-        step = len(grams) / MATCH_MAX_TRIGRAMS
-        grams = [grams[int(i * step)] for i in range(MATCH_MAX_TRIGRAMS)]
-    return " AND ".join(quote_phrase(gram) for gram in grams)
 
 
 def bigram_match(term: str) -> str:
@@ -132,19 +133,128 @@ def _row(row: Sequence[Any]) -> SearchableMessage:
     )
 
 
-# -- step 1: candidate ids in search order --------------------------------------------------------
+def text_filter(term: str, *, case_sensitive: bool, first: int) -> tuple[str, list[Any]]:
+    """The conditions on ``m.content``/``m.args_text`` (numbered from ``?<first>``) that every
+    row holding ``term`` passes, and their values.
 
+    Case-sensitive: ``instr`` of the whole term, exact (``LIKE`` and ``GLOB`` backtrack on a
+    term that starts with a run of one character, ``xxxx keyword`` in 60 000 characters of
+    ``x``: 3x slower there). Otherwise ``LIKE`` (ASCII case folded; faster than ``instr``
+    over ``lower()`` on ordinary text) for a term without non-ASCII cased letters.
+    """
+    if case_sensitive:
+        return f" AND (instr(m.content, ?{first}) > 0 OR instr(m.args_text, ?{first}) > 0)", [term]
+    if has_non_ascii_case(term):
+        return "", []
+    return f" AND (m.content LIKE ?{first} OR m.args_text LIKE ?{first})", [like_pattern(term)]
+
+
+def _read_chunks(
+    pool: ConnectionPool,
+    query: LiteralQuery,
+    where: SearchFilter,
+    ids: Iterator[int],
+    by_key: bool,
+) -> Iterator[SearchableMessage]:
+    """The rows of ``ids`` (message keys, or row ids) that pass the filter and the rule, in
+    the order of ``ids``, a chunk at a time."""
+    while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
+        if by_key:
+            text, values = text_filter(query.term, case_sensitive=query.case_sensitive, first=2)
+            narrow = MESSAGES.narrow(where, first=2 + len(values))
+            sql = (
+                f"SELECT {key_sql('m')}, {ROW_COLUMNS.split(', ', 1)[1]} FROM {BY_KEY_FROM} "
+                f"WHERE {MESSAGE_SEARCHABLE_SQL}{text}{narrow.sql}"
+            )
+            params: tuple[Any, ...] = (json.dumps(chunk), *values, *narrow.params)
+        else:
+            sql, rest = filter_sql(
+                query.term, case_sensitive=query.case_sensitive, ids=len(chunk), where=where
+            )
+            params = (*chunk, *rest)
+        found: dict[Any, Sequence[Any]] = {r[0]: r for r in _fetch(pool, sql, params)}
+        for key in chunk:
+            row = found.get(key)
+            if row is not None:
+                yield _row(row)
+
+
+# -- terms of 3+ characters: the literal index ---------------------------------------------------
+
+_plans: dict[tuple[int, str, SearchFilter], Plan] = {}
+
+
+def _plan(pool: ConnectionPool, term: str, where: SearchFilter) -> Plan:
+    """The term's plan, computed on one snapshot, and kept for the snapshot it was read in."""
+    serial = pool.snapshot_id()
+    cache_key = (serial or 0, term, where)
+    if serial is not None and cache_key in _plans:
+        return _plans[cache_key]
+    with pool.snapshot() as conn:
+        scope = load_scope(conn, where)
+        plan = plan_term(conn, term, where, scope)
+    if serial is not None:
+        if len(_plans) >= PLAN_CACHE_MAX:
+            _plans.clear()
+        _plans[cache_key] = plan
+    return plan
+
+
+def _holders(pool: ConnectionPool, plan: Plan, limit: int) -> list[str]:
+    """The term's holders, read once per plan: the case-sensitive and -insensitive passes of
+    a term share its plan, so the second asks the same (costly for a phrase of a repeated
+    trigram) question."""
+    if limit not in plan.holders:
+        with pool.reading() as conn:
+            plan.holders[limit] = keys_to_uids(conn, holder_keys(conn, plan, limit))
+    return plan.holders[limit]
+
+
+def _limited(ids: Iterator[int], limit: int | None, stream: CandidateStream) -> Iterator[int]:
+    """``ids`` stopped after ``limit`` (``truncated`` set when more were left)."""
+    if limit is None:
+        yield from ids
+        return
+    for count, value in enumerate(ids):
+        if count >= limit:
+            stream.truncated = True
+            return
+        yield value
+
+
+def literal_candidates(
+    pool: ConnectionPool,
+    query: LiteralQuery,
+    *,
+    where: SearchFilter,
+    limit: int | None = None,
+    recent: int = 0,
+) -> CandidateStream:
+    """See :meth:`recallbox.storage.base.LiteralSearch.literal_candidates`."""
+    MESSAGES.narrow(where)  # an unsupported filter raises now, not when the stream is first read
+    stream = CandidateStream()
+    if len(query.term) >= TRIGRAM_CHARS:
+        plan = _plan(pool, query.term, where)
+        keys = _limited(ordered_keys(pool, plan), limit, stream)
+        stream.rows = _read_chunks(pool, query, where, keys, by_key=True)
+        stream.holders = lambda n: _holders(pool, plan, n)
+        return stream
+    ids = ordered_candidate_ids(
+        pool, query.term, where=where, limit=limit, recent=recent, stream=stream
+    )
+    stream.rows = _read_chunks(pool, query, where, ids, by_key=False)
+    return stream
+
+
+# -- terms under 3 characters: the bigram index and the bounded recent scan ----------------------
 
 Query = tuple[str, tuple[Any, ...]]
 """A statement and the values it binds."""
 
 
 def index_source(term: str) -> Query | None:
-    """The doclist query (``SELECT rowid …``) that finds candidates for ``term``, or None."""
-    if len(term) >= TRIGRAM_CHARS:
-        sql = "SELECT rowid FROM messages_trgm WHERE messages_trgm MATCH ?"
-        return sql, (trigram_match(term),)
-    if has_cjk(term):
+    """The doclist query (``SELECT rowid …``) of a short CJK term, or None (no index holds it)."""
+    if len(term) < TRIGRAM_CHARS and has_cjk(term):
         sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
         return sql, (bigram_match(term),)
     return None
@@ -168,9 +278,9 @@ def recent_source(where: SearchFilter, recent: int) -> Query:
     ), (*narrow.params, where.channel, recent)
 
 
-def sorted_sql(ids: set[int], where: SearchFilter, limit: int) -> Query:
+def sorted_sql(ids: set[int], where: SearchFilter, limit: int | None = None) -> Query:
     """``ids`` that pass the kind part of the rule, the gate and ``where``, in search order
-    (row lookups by id).
+    (row lookups by id; at most ``limit``).
 
     The flags stored after the content (visibility, pending, superseded) are checked by
     :func:`filter_sql` on the rows the caller actually reads, where the content is read anyway.
@@ -184,7 +294,7 @@ def sorted_sql(ids: set[int], where: SearchFilter, limit: int) -> Query:
         f"WHERE {MESSAGE_KIND_SQL} AND {THREAD_ALLOWED_SQL}{narrow.sql} "
         f"ORDER BY {SEARCH_ORDER} LIMIT ?"
     )
-    return sql, (json.dumps(sorted(ids)), *narrow.params, limit)
+    return sql, (json.dumps(sorted(ids)), *narrow.params, -1 if limit is None else limit)
 
 
 def _generations_in_order(pool: ConnectionPool, where: SearchFilter) -> list[int]:
@@ -197,27 +307,14 @@ def _generations_in_order(pool: ConnectionPool, where: SearchFilter) -> list[int
     return [int(r[0]) for r in _fetch(pool, sql, gate.params)]
 
 
-def _walk(
-    pool: ConnectionPool,
-    members: set[int],
-    where: SearchFilter,
-    limit: int,
-    stream: CandidateStream,
-) -> Iterator[int]:
+def _walk(pool: ConnectionPool, members: set[int], where: SearchFilter) -> Iterator[int]:
     """``members`` in search order, walking the ``(generation_id, seq)`` index (no table row
-    is read), stopping after ``limit`` (and flagging ``stream`` when more were left)."""
-    found = 0
+    is read), lazily."""
     for generation in _generations_in_order(pool, where):
         ids = _ids(
             pool, "SELECT id FROM messages WHERE generation_id = ? ORDER BY seq", (generation,)
         )
-        for rowid in ids:
-            if rowid in members:
-                if found >= limit:
-                    stream.truncated = True
-                    return
-                yield rowid
-                found += 1
+        yield from (rowid for rowid in ids if rowid in members)
 
 
 def ordered_candidate_ids(
@@ -225,14 +322,15 @@ def ordered_candidate_ids(
     term: str,
     *,
     where: SearchFilter,
-    limit: int,
+    limit: int | None = None,
     recent: int = 0,
     stream: CandidateStream | None = None,
 ) -> Iterator[int]:
-    """Candidate ids in search order: sorted in SQL when few, walked in order when many.
+    """Candidate ids of a short term in search order: sorted in SQL when few, walked in order
+    when many (every one, or the first ``limit``: ``stream.truncated`` says when more were left).
 
     Each index is read once (its doclist only); nothing is read when no index holds ``term``
-    and ``recent`` is 0. ``stream.truncated`` is set when more than ``limit`` were left out.
+    and ``recent`` is 0.
     """
     stream = stream if stream is not None else CandidateStream()
     source = index_source(term)
@@ -245,14 +343,9 @@ def ordered_candidate_ids(
         # Trigger: a common term (a long doclist).
         # Why: sorting every candidate costs a row lookup each; the caller needs the first.
         # Outcome: walk the search order and stop as soon as the caller is done.
-        return _walk(pool, members, where, limit, stream)
-    ordered = _ids(pool, *sorted_sql(members, where, limit + 1))
-    if len(ordered) > limit:
-        stream.truncated = True
-    return iter(ordered[:limit])
-
-
-# -- step 2: the exact filter, chunk by chunk ---------------------------------------------------
+        return _limited(_walk(pool, members, where), limit, stream)
+    ordered = _ids(pool, *sorted_sql(members, where, None if limit is None else limit + 1))
+    return _limited(iter(ordered), limit, stream)
 
 
 def filter_sql(
@@ -266,42 +359,6 @@ def filter_sql(
     """
     marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
     sql = f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks}) AND {MESSAGE_SEARCHABLE_SQL}"
-    values: list[Any] = []
-    if case_sensitive or not has_non_ascii_case(term):
-        values.append(like_pattern(term))
-        at = ids + len(values)
-        sql += f" AND (m.content LIKE ?{at} OR m.args_text LIKE ?{at})"
-    if case_sensitive:
-        values.append(glob_pattern(term))
-        at = ids + len(values)
-        sql += f" AND (m.content GLOB ?{at} OR m.args_text GLOB ?{at})"
+    text, values = text_filter(term, case_sensitive=case_sensitive, first=ids + 1)
     narrow = MESSAGES.narrow(where or SearchFilter(), first=ids + len(values) + 1)
-    return sql + narrow.sql, [*values, *narrow.params]
-
-
-def _filtered_rows(
-    pool: ConnectionPool, query: LiteralQuery, where: SearchFilter, ids: Iterator[int]
-) -> Iterator[SearchableMessage]:
-    """The rows of ``ids`` that pass the SQL filter, in the order of ``ids``, a chunk at a time."""
-    while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
-        sql, values = filter_sql(
-            query.term, case_sensitive=query.case_sensitive, ids=len(chunk), where=where
-        )
-        by_id: dict[Any, Sequence[Any]] = {r[0]: r for r in _fetch(pool, sql, (*chunk, *values))}
-        for rowid in chunk:
-            row = by_id.get(rowid)
-            if row is not None:
-                yield _row(row)
-
-
-def literal_candidates(
-    pool: ConnectionPool, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
-) -> CandidateStream:
-    """See :meth:`recallbox.storage.base.LiteralSearch.literal_candidates`."""
-    MESSAGES.narrow(where)  # an unsupported filter raises now, not when the stream is first read
-    stream = CandidateStream()
-    ids = ordered_candidate_ids(
-        pool, query.term, where=where, limit=limit, recent=recent, stream=stream
-    )
-    stream.rows = _filtered_rows(pool, query, where, ids)
-    return stream
+    return sql + text + narrow.sql, [*values, *narrow.params]

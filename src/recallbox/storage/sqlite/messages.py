@@ -9,6 +9,7 @@ The audit reads (:meth:`ThreadMixin.get_message`, :meth:`ThreadMixin.iter_messag
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ import apsw
 
 from recallbox.errors import NotFound
 from recallbox.storage.queries import SearchFilter
+from recallbox.storage.sqlite.backlog import BacklogIndexer
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
 from recallbox.storage.sqlite.rows import (
@@ -25,13 +27,12 @@ from recallbox.storage.sqlite.rows import (
     MESSAGE_FROM,
     MESSAGE_ID_PREFIX,
     content_hash,
-    dump_json,
     format_time,
     new_id,
     now,
     parse_time,
     row_to_message,
-    text_columns,
+    stored_columns,
 )
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_FLAGS_SQL,
@@ -45,6 +46,10 @@ _THREAD_SELECT = (
     "SELECT t.channel, t.title, t.quarantined, t.created_at, "
     "(SELECT max(number) FROM generations g WHERE g.thread_id = t.id), "
     "(SELECT count(*) FROM messages m WHERE m.thread_id = t.id) FROM threads t"
+)
+_PLACE_SQL = (
+    "SELECT t.id, t.next_seq, g.id, g.uid, g.number FROM threads t JOIN generations g "
+    "ON g.thread_id = t.id WHERE t.channel = ? ORDER BY g.number DESC LIMIT 1"
 )
 _INSERT_MESSAGE = (
     "INSERT INTO messages (uid, thread_id, generation_id, seq, role, kind, content, "
@@ -87,7 +92,8 @@ def ensure_thread_id(conn: apsw.Connection, channel: str, title: str | None) -> 
     )
     created = int(conn.last_insert_rowid())
     conn.execute(
-        "INSERT INTO generations (uid, thread_id, number, opened_at) VALUES (?, ?, 1, ?)",
+        "INSERT INTO generations (uid, thread_id, number, opened_at, first_seq) "
+        "VALUES (?, ?, 1, ?, 1)",
         (new_id(GENERATION_ID_PREFIX), created, stamp),
     )
     return created
@@ -104,10 +110,101 @@ def _messages_by_uid(conn: apsw.Connection, ids: Sequence[str]) -> list[Message]
     return out
 
 
+@dataclass
+class _Place:
+    """Where the next message of a thread goes: its thread, generation and ``seq``."""
+
+    channel: str
+    thread: int
+    generation_id: int
+    generation_uid: str
+    number: int
+    seq: int
+    latest: str = ""
+
+
+def _place(conn: apsw.Connection, channel: str) -> _Place:
+    """The thread's current generation and next ``seq`` (creating the thread when missing)."""
+    for _ in range(2):
+        row = conn.execute(_PLACE_SQL, (channel,)).fetchone()
+        if row is not None:
+            return _Place(channel, int(row[0]), int(row[2]), str(row[3]), int(row[4]), int(row[1]))
+        ensure_thread_id(conn, channel, None)
+    raise AssertionError("a thread without a generation")
+
+
+def _open_generation(conn: apsw.Connection, place: _Place, row: NewMessage) -> None:
+    """Close the current generation and open the next, starting at ``place.seq``."""
+    created = format_time(row.created_at)
+    conn.execute(
+        "UPDATE generations SET closed_at = ? WHERE id = ?", (created, place.generation_id)
+    )
+    place.number += 1
+    place.generation_uid = new_id(GENERATION_ID_PREFIX)
+    conn.execute(
+        "INSERT INTO generations (uid, thread_id, number, opened_at, first_seq) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (place.generation_uid, place.thread, place.number, created, place.seq),
+    )
+    place.generation_id = int(conn.last_insert_rowid())
+
+
+def _insert_run(conn: apsw.Connection, place: _Place, rows: Sequence[NewMessage]) -> list[Message]:
+    """Insert ``rows`` into the current generation with one batched statement."""
+    values: list[tuple[object, ...]] = []
+    out: list[Message] = []
+    for row in rows:
+        created = format_time(row.created_at)
+        uid = new_id(MESSAGE_ID_PREFIX)
+        stored = stored_columns(row)
+        values.append(
+            (
+                uid,
+                place.thread,
+                place.generation_id,
+                place.seq,
+                row.role,
+                row.kind,
+                *stored.text,
+                row.tool_call_id,
+                int(row.model_visible),
+                int(row.pending),
+                created,
+                stored.metadata,
+                content_hash(row.content, row.args_text),
+            )
+        )
+        out.append(
+            Message(
+                id=uid,
+                channel=place.channel,
+                generation_id=place.generation_uid,
+                generation=place.number,
+                seq=place.seq,
+                role=row.role,
+                kind=row.kind,
+                content=row.content,
+                tool_calls=stored.tool_calls(),
+                tool_call_id=row.tool_call_id,
+                model_visible=row.model_visible,
+                pending=row.pending,
+                superseded_by=None,
+                created_at=parse_time(created),
+                metadata=stored.metadata_value(),
+                raw_content=row.raw_content,
+            )
+        )
+        place.seq += 1
+        place.latest = max(place.latest, created)
+    conn.executemany(_INSERT_MESSAGE, values)
+    return out
+
+
 class ThreadMixin:
     """:class:`~recallbox.storage.base.ThreadStore` for :class:`SQLiteStore`."""
 
     pool: ConnectionPool
+    indexer: BacklogIndexer
 
     # -- threads ---------------------------------------------------------------------------
     def get_thread(self, channel: str) -> Thread | None:
@@ -150,63 +247,31 @@ class ThreadMixin:
 
     # -- messages --------------------------------------------------------------------------
     def append(self, channel: str, rows: Sequence[NewMessage]) -> list[Message]:
-        ids: list[str] = []
+        """Insert ``rows`` at the end of ``channel`` in one transaction.
+
+        One lookup of the thread's place, one batched insert per generation the rows fall in,
+        and the returned messages built from the values written (no re-read). Only the ranked
+        index is written here; the literal index follows behind (``literal_index.py``).
+        """
         with self.pool.transaction() as conn:
-            thread = ensure_thread_id(conn, channel, None)
-            gen_row = conn.execute(
-                "SELECT id, number FROM generations WHERE thread_id = ? "
-                "ORDER BY number DESC LIMIT 1",
-                (thread,),
-            ).fetchone()
-            seq_row = conn.execute(
-                "SELECT next_seq FROM threads WHERE id = ?", (thread,)
-            ).fetchone()
-            assert gen_row is not None and seq_row is not None
-            generation_id, number = int(gen_row[0]), int(gen_row[1])
-            seq = int(seq_row[0])
-            latest = ""
-            for row in rows:
-                created = format_time(row.created_at)
-                if row.opens_generation:
-                    conn.execute(
-                        "UPDATE generations SET closed_at = ? WHERE id = ?",
-                        (created, generation_id),
-                    )
-                    number += 1
-                    conn.execute(
-                        "INSERT INTO generations (uid, thread_id, number, opened_at) "
-                        "VALUES (?, ?, ?, ?)",
-                        (new_id(GENERATION_ID_PREFIX), thread, number, created),
-                    )
-                    generation_id = int(conn.last_insert_rowid())
-                uid = new_id(MESSAGE_ID_PREFIX)
-                conn.execute(
-                    _INSERT_MESSAGE,
-                    (
-                        uid,
-                        thread,
-                        generation_id,
-                        seq,
-                        row.role,
-                        row.kind,
-                        *text_columns(row),
-                        row.tool_call_id,
-                        int(row.model_visible),
-                        int(row.pending),
-                        created,
-                        dump_json(row.metadata),
-                        content_hash(row.content, row.args_text),
-                    ),
-                )
-                ids.append(uid)
-                seq += 1
-                latest = max(latest, created)
+            place = _place(conn, channel)
+            written: list[Message] = []
+            start = 0
+            for end in [i for i, r in enumerate(rows) if r.opens_generation] + [len(rows)]:
+                if end > start:
+                    written.extend(_insert_run(conn, place, rows[start:end]))
+                if end < len(rows):
+                    _open_generation(conn, place, rows[end])
+                    written.extend(_insert_run(conn, place, rows[end : end + 1]))
+                    start = end + 1
             conn.execute(
                 "UPDATE threads SET next_seq = ?, last_activity = max(last_activity, ?) "
                 "WHERE id = ?",
-                (seq, latest, thread),
+                (place.seq, place.latest, place.thread),
             )
-            return _messages_by_uid(conn, ids)
+        if written:
+            self.indexer.wake()
+        return written
 
     def iter_messages(self, channel: str, generation: int | None = None) -> Iterator[Message]:
         sql = f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE t.channel = ?"

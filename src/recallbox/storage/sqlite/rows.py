@@ -9,6 +9,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,17 +72,46 @@ def content_hash(content: str, args_text: str) -> str:
     return digest.hexdigest()
 
 
+def stored_seg(text: str) -> str:
+    """The stored ``content_seg`` of ``text``: its CJK-segmented form, or ``''`` when that is
+    the text itself (text stored once; the ranked index reads it through a view)."""
+    seg = segment(text)
+    return "" if seg == text else seg
+
+
 def text_columns(row: NewMessage) -> tuple[object, ...]:
     """The stored values of ``content, content_seg, args_text, raw_content, tool_calls,
     tool_calls_raw`` for ``row``, in that order."""
     return (
         row.content,
-        segment(row.content),
+        stored_seg(row.content),
         row.args_text,
         row.raw_content.encode("utf-8", "surrogatepass") if row.raw_content is not None else None,
         dump_json(row.tool_calls) if row.tool_calls is not None else None,
         row.tool_calls_raw,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredColumns:
+    """What a new message row stores, and the values a read of it would give back."""
+
+    text: tuple[object, ...]  # :func:`text_columns`
+    metadata: str  # the stored JSON
+
+    def tool_calls(self) -> list[dict[str, Any]] | None:
+        """The tool calls as a read returns them (a fresh copy of the stored JSON)."""
+        stored = self.text[4]
+        return json.loads(stored) if isinstance(stored, str) else None
+
+    def metadata_value(self) -> dict[str, Any]:
+        """The metadata as a read returns it."""
+        return {} if self.metadata == "{}" else dict(json.loads(self.metadata))
+
+
+def stored_columns(row: NewMessage) -> StoredColumns:
+    """The stored values of ``row`` (see :class:`StoredColumns`)."""
+    return StoredColumns(text_columns(row), dump_json(row.metadata))
 
 
 def row_to_message(row: Sequence[Any]) -> Message:

@@ -11,54 +11,15 @@ definitions live in :data:`FTS_INDEXES` so ``doctor --repair`` can recreate them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
+
+from recallbox.storage.sqlite.fts_index import FtsIndex
+from recallbox.storage.sqlite.literal_index import MESSAGES_LITERAL
+
+__all__ = ["FtsIndex"]
 
 ROLE_CHECK = "role IN ('user', 'assistant', 'tool', 'system')"
 KIND_CHECK = "kind IN ('message', 'machine_event', 'compaction_summary')"
-
-
-@dataclass(frozen=True, slots=True)
-class FtsIndex:
-    """One external-content FTS5 index over a content table."""
-
-    name: str
-    content_table: str
-    columns: tuple[str, ...]
-    options: str  # the tokenize/detail part of the CREATE statement
-    probe: str  # "token" (ranked word index) or "trigram" (substring index)
-    only_changes: bool = False  # the update trigger fires only when an indexed value changed
-
-    def create_sql(self) -> str:
-        cols = ", ".join(self.columns)
-        return (
-            f"CREATE VIRTUAL TABLE {self.name} USING fts5({cols}, "
-            f"content='{self.content_table}', content_rowid='id', {self.options})"
-        )
-
-    def trigger_names(self) -> tuple[str, str, str]:
-        return (f"{self.name}_ai", f"{self.name}_ad", f"{self.name}_au")
-
-    def trigger_sql(self) -> list[str]:
-        cols = ", ".join(self.columns)
-        new = ", ".join(f"new.{c}" for c in self.columns)
-        old = ", ".join(f"old.{c}" for c in self.columns)
-        ai, ad, au = self.trigger_names()
-        when = (
-            " WHEN " + " OR ".join(f"old.{c} IS NOT new.{c}" for c in self.columns)
-            if self.only_changes
-            else ""
-        )
-        return [
-            f"CREATE TRIGGER {ai} AFTER INSERT ON {self.content_table} BEGIN "
-            f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
-            f"CREATE TRIGGER {ad} AFTER DELETE ON {self.content_table} BEGIN "
-            f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
-            f"VALUES ('delete', old.id, {old}); END",
-            f"CREATE TRIGGER {au} AFTER UPDATE OF {cols} ON {self.content_table}{when} BEGIN "
-            f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
-            f"VALUES ('delete', old.id, {old}); "
-            f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
-        ]
 
 
 MESSAGES_FTS = FtsIndex(
@@ -341,8 +302,7 @@ _M005_KNOWLEDGE_MEMORY = [
         updated_at TEXT NOT NULL
     )""",
     "CREATE INDEX knowledge_sections_by_document ON knowledge_sections (source, scope)",
-    "CREATE INDEX knowledge_sections_by_root ON knowledge_sections (root, scope) "
-    "WHERE removed = 0",
+    "CREATE INDEX knowledge_sections_by_root ON knowledge_sections (root, scope) WHERE removed = 0",
     KNOWLEDGE_SECTIONS_FTS.create_sql(),
     *KNOWLEDGE_SECTIONS_FTS.trigger_sql(),
     f"""CREATE TABLE memory_entries (
@@ -482,4 +442,55 @@ _M007_CODE = [
     *CODE_SYMBOLS_FTS.trigger_sql(),
 ]
 MIGRATIONS.append((7, "code index: scopes, files, symbols, edges and their FTS5 index", _M007_CODE))
+
+# Migration 8 (#14, thread search at scale): the literal index keyed by thread, behind the
+# writes (``literal_index.py``), replacing ``messages_trgm``. ``generations.first_seq`` is the
+# first ``seq`` of each generation (a generation is the key range ``[first_seq, next first_seq)``
+# of its thread). Every searchable message is queued; the batched part of the migration
+# (``upgrades.py``) indexes them, resumably, with progress.
+_M008_LITERAL = [
+    "ALTER TABLE generations ADD COLUMN first_seq INTEGER",
+    "UPDATE generations SET first_seq = coalesce("
+    "(SELECT min(m.seq) FROM messages m WHERE m.generation_id = generations.id), "
+    "(SELECT t.next_seq FROM threads t WHERE t.id = generations.thread_id))",
+    *(f"DROP TRIGGER IF EXISTS {name}" for name in MESSAGES_TRGM.trigger_names()),
+    f"DROP TABLE IF EXISTS {MESSAGES_TRGM.name}",
+    MESSAGES_LITERAL.create_sql(),
+    MESSAGES_LITERAL.backlog_sql(),
+    *MESSAGES_LITERAL.trigger_sql(),
+    MESSAGES_LITERAL.enqueue_all_sql(),
+]
+MIGRATION_LITERAL_INDEX = "literal index by thread (trigram detail=full, behind the writes)"
+MIGRATIONS.append((8, MIGRATION_LITERAL_INDEX, _M008_LITERAL))
+
+# Migration 9 (#14, size): each text stored once. ``content_seg`` (the CJK-segmented text the
+# ranked index reads) is ``''`` where it equals ``content`` (every text without CJK); the ranked
+# indexes read the text through a view. The batched part blanks the copies and then points the
+# indexes at the views (their index data is unchanged: the view yields the same text).
+_SEG_TEXT = "CASE WHEN {r}.content_seg = '' THEN {r}.content ELSE {r}.content_seg END"
+MESSAGES_FTS_TEXT_ONCE = replace(MESSAGES_FTS, source="messages_fts_source", values=(_SEG_TEXT,))
+TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE = replace(
+    TRANSCRIPT_CHUNKS_FTS, source="transcript_chunks_fts_source", values=(_SEG_TEXT,)
+)
+TEXT_ONCE_INDEXES = (MESSAGES_FTS_TEXT_ONCE, TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE)
+_M009_TEXT_ONCE = [
+    *(
+        f"DROP TRIGGER IF EXISTS {name}"
+        for index in TEXT_ONCE_INDEXES
+        for name in index.trigger_names()
+    ),
+    *(
+        f"CREATE VIEW {index.reads} AS SELECT r.id AS id, {_SEG_TEXT.replace('{r}', 'r')} "
+        f"AS content_seg FROM {index.content_table} r"
+        for index in TEXT_ONCE_INDEXES
+    ),
+]
+MIGRATION_TEXT_ONCE = "text stored once (content_seg only where it differs)"
+MIGRATIONS.append((9, MIGRATION_TEXT_ONCE, _M009_TEXT_ONCE))
+
+# What ``doctor`` checks and repairs today (the migrations above keep their own definitions).
+del FTS_INDEXES[MESSAGES_TRGM.name]
+FTS_INDEXES[MESSAGES_FTS.name] = MESSAGES_FTS_TEXT_ONCE
+FTS_INDEXES[TRANSCRIPT_CHUNKS_FTS.name] = TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE
+LITERAL_INDEXES = {MESSAGES_LITERAL.name: MESSAGES_LITERAL}
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

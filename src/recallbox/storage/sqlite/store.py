@@ -22,12 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import apsw
-
-from recallbox.errors import NotFound, SchemaMismatch
+from recallbox.errors import NotFound
 from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import LiteralQuery, SearchFilter
-from recallbox.storage.sqlite import fts, literal
+from recallbox.storage.sqlite import fts, literal, migrations
+from recallbox.storage.sqlite.backlog import BacklogIndexer
 from recallbox.storage.sqlite.chunks import ChunksMixin
 from recallbox.storage.sqlite.code import CodeMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
@@ -37,23 +36,12 @@ from recallbox.storage.sqlite.keyword import KeywordMixin
 from recallbox.storage.sqlite.memory import MemoryMixin
 from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thread_id
 from recallbox.storage.sqlite.rows import now
-from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
 from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
 from recallbox.types import DoctorReport, Policy
-
-
-def _applied_version(conn: apsw.Connection) -> int:
-    row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
-    return int(row[0] or 0) if row else 0
-
-
-def _is_applied(conn: apsw.Connection, version: int) -> bool:
-    row = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone()
-    return row is not None
 
 
 class SQLiteStore(
@@ -75,14 +63,18 @@ class SQLiteStore(
     def __init__(self, path: str) -> None:
         self.path = path
         self.pool = ConnectionPool(path)
+        self.indexer = BacklogIndexer(self.pool)
         try:
             self.migrate()
+            if self.indexer.pending():
+                self.indexer.wake()  # rows another process queued and left
         except BaseException:
             self.pool.close()
             raise
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
+        self.indexer.stop()
         self.pool.close()
 
     @contextmanager
@@ -97,28 +89,11 @@ class SQLiteStore(
 
     def schema_version(self) -> int:
         with self.pool.reading() as conn:
-            return _applied_version(conn)
+            row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0) if row else 0
 
     def migrate(self) -> None:
-        with self.pool.transaction() as conn:
-            conn.execute(MIGRATION_TABLE_SQL)
-            current = _applied_version(conn)
-        if current > LATEST_VERSION:
-            raise SchemaMismatch(
-                f"database {self.path!r} has schema version {current}, written by a newer "
-                f"recallbox (this one knows up to {LATEST_VERSION}); upgrade recallbox "
-                "(pip install -U recallbox) to open it"
-            )
-        for version, name, statements in MIGRATIONS:
-            with self.pool.transaction() as conn:
-                if _is_applied(conn, version):
-                    continue
-                for statement in statements:
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (version, name, now()),
-                )
+        migrations.migrate(self.pool, self.path)
 
     # -- privacy policy --------------------------------------------------------------------
     def set_quarantined(self, channel: str, quarantined: bool) -> None:
@@ -182,7 +157,12 @@ class SQLiteStore(
 
     # -- thread search (DESIGN §3.2) -------------------------------------------------------
     def literal_candidates(
-        self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
+        self,
+        query: LiteralQuery,
+        *,
+        where: SearchFilter,
+        limit: int | None = None,
+        recent: int = 0,
     ) -> CandidateStream:
         return literal.literal_candidates(self.pool, query, where=where, limit=limit, recent=recent)
 
@@ -192,7 +172,7 @@ class SQLiteStore(
         if repair:
             with self.pool.transaction() as conn:
                 repaired = fts.repair_all(conn)
-        with self.pool.reading() as conn:
+        with self.pool.transaction() as conn:  # one consistent state, the indexer held off
             indexes = tuple(fts.check_all(conn))
         return DoctorReport(
             indexes=indexes, schema_version=self.schema_version(), repaired=tuple(repaired)

@@ -6,7 +6,12 @@ text never ranks by its old vector. Nearest-neighbour search is exact for the ro
 may see (:func:`recallbox.storage.sqlite.vectors.nearest_visible`): a channel restricts the
 scan inside the index, the rest of the visibility rule filters the KNN result with ``k`` grown
 until ``limit`` visible rows are found, and an exact filtered scan takes over past
-sqlite-vec's ``k`` limit.
+sqlite-vec's ``k`` limit. A search of every thread in a space of more than
+:data:`~recallbox.storage.sqlite.vectors.GLOBAL_EXACT_KNN_MAX` vectors is exact over the newest
+threads' :data:`~recallbox.storage.sqlite.vectors.GLOBAL_SCAN_VECTORS` vectors
+(:func:`~recallbox.storage.sqlite.vectors.nearest_recent`); the hybrid domains score their
+keyword candidates with ``distances`` anyway, so the vector leg of such a search covers the
+newest history and every keyword candidate.
 """
 
 from __future__ import annotations
@@ -130,6 +135,17 @@ class VectorMixin:
         if limit < 1 or space.count == 0:
             return []
         with self.pool.snapshot() as conn:
+            if (
+                where.channel is None
+                and c.channel_sql is not None
+                and space.count > vectors.GLOBAL_EXACT_KNN_MAX
+            ):
+                # Trigger: a search of every thread over a big space. Why: an exact scan of
+                # every vector costs ~0.1 s CPU per 100 000. Outcome: exact over the newest
+                # threads; the caller scores its keyword candidates with distances().
+                return vectors.nearest_recent(
+                    conn, space, vector, where=where, limit=limit, visible=visible
+                )
             return vectors.nearest_visible(
                 conn,
                 space,

@@ -1,0 +1,178 @@
+"""The literal index of thread search: a trigram FTS5 index keyed by thread, behind the writes.
+
+``messages_literal`` is a **contentless** FTS5 table (``content=''``, ``contentless_delete=1``)
+with the ``trigram`` tokenizer and ``detail=full``, over ``content`` and ``args_text`` of the
+**searchable** messages only (plain messages, model-visible, not pending, not superseded: the
+message part of the visibility rule). Its rowid is :func:`message_key` — ``thread_id << 32 |
+seq`` — so one thread is one rowid range and one generation a sub-range (from
+``generations.first_seq``): a channel search or a walk of the search order is a ``rowid
+BETWEEN`` inside the index, and a phrase ``MATCH`` of the whole term finds exactly the rows
+holding it (case folded, as the tokenizer folds).
+
+**Behind the writes.** Indexing a message costs about four times writing it, so writes never
+do it: a row to (re)index is queued in ``literal_backlog`` by a trigger, and
+:func:`index_backlog` moves queued rows into the index in small transactions (the store runs
+it on a background thread, ``backlog.py``). Rows in the backlog are never in the index; thread
+search scans them exactly (``literal.py``), so a search never misses a row the index has not
+reached. The triggers keep that invariant:
+
+* insert: a searchable row is queued;
+* update of the text or of a visibility flag: an indexed row leaves the index (deleted by key;
+  ``contentless_delete`` needs no old values) and is queued again when still searchable; a
+  queued row is left queued (the indexer reads its current values);
+* delete: a queued row is unqueued, an indexed row deleted by key.
+
+The thread part of the rule (quarantine, exclusions) is not in the index: every search applies
+it to the threads it reads, so a quarantine takes effect with no index write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+
+THREAD_SHIFT = 32
+SEQ_MASK = (1 << THREAD_SHIFT) - 1
+LITERAL_TABLE = "messages_literal"
+BACKLOG_TABLE = "literal_backlog"
+#: The message part of the visibility rule, over a row alias (``{r}``: ``m``, ``new``, ``old``).
+SEARCHABLE_ROW = (
+    "{r}.kind = 'message' AND {r}.model_visible = 1 AND {r}.pending = 0 "
+    "AND {r}.superseded_by IS NULL"
+)
+#: The columns whose change moves a row out of (and back into) the index.
+WATCHED_COLUMNS = ("content", "args_text", "kind", "model_visible", "pending", "superseded_by")
+
+
+def message_key(thread_id: int, seq: int) -> int:
+    """The rowid of a message in the literal index: ``thread_id << 32 | seq``."""
+    return (thread_id << THREAD_SHIFT) | seq
+
+
+def key_sql(alias: str) -> str:
+    """SQL of :func:`message_key` over a row alias."""
+    return f"(({alias}.thread_id << {THREAD_SHIFT}) | {alias}.seq)"
+
+
+def searchable(alias: str) -> str:
+    """:data:`SEARCHABLE_ROW` over ``alias``."""
+    return SEARCHABLE_ROW.replace("{r}", alias)
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralIndex:
+    """The definition of ``messages_literal`` (what ``doctor`` checks and repairs)."""
+
+    name: str = LITERAL_TABLE
+    content_table: str = "messages"
+    columns: tuple[str, ...] = ("content", "args_text")
+    options: str = "tokenize='trigram', detail='full'"
+    probe: str = "trigram"
+    backlog: str = BACKLOG_TABLE
+
+    def create_sql(self) -> str:
+        cols = ", ".join(self.columns)
+        return (
+            f"CREATE VIRTUAL TABLE {self.name} USING fts5({cols}, content='', "
+            f"contentless_delete=1, {self.options})"
+        )
+
+    def trigger_names(self) -> tuple[str, str, str]:
+        return (f"{self.name}_ai", f"{self.name}_ad", f"{self.name}_au")
+
+    def trigger_sql(self) -> list[str]:
+        ai, ad, au = self.trigger_names()
+        table, backlog = self.content_table, self.backlog
+        queued_old = f"EXISTS (SELECT 1 FROM {backlog} WHERE id = old.id)"
+        watched = ", ".join(WATCHED_COLUMNS)
+        return [
+            f"CREATE TRIGGER {ai} AFTER INSERT ON {table} WHEN {searchable('new')} BEGIN "
+            f"INSERT OR IGNORE INTO {backlog} (id) VALUES (new.id); END",
+            f"CREATE TRIGGER {ad} AFTER DELETE ON {table} BEGIN "
+            f"DELETE FROM {self.name} WHERE rowid = {key_sql('old')} "
+            f"AND NOT {queued_old} AND {searchable('old')}; "
+            f"DELETE FROM {backlog} WHERE id = old.id; END",
+            f"CREATE TRIGGER {au} AFTER UPDATE OF {watched} ON {table} WHEN NOT {queued_old} "
+            f"BEGIN DELETE FROM {self.name} WHERE rowid = {key_sql('old')} "
+            f"AND {searchable('old')}; "
+            f"INSERT OR IGNORE INTO {backlog} (id) SELECT new.id WHERE {searchable('new')}; END",
+        ]
+
+    def backlog_sql(self) -> str:
+        """Create the backlog (message ids whose index entry is still to be written)."""
+        return f"CREATE TABLE IF NOT EXISTS {self.backlog} (id INTEGER PRIMARY KEY)"
+
+    def enqueue_all_sql(self) -> str:
+        """Queue every searchable message (a new index, or a repair)."""
+        return (
+            f"INSERT OR IGNORE INTO {self.backlog} (id) SELECT m.id FROM {self.content_table} m "
+            f"WHERE {searchable('m')}"
+        )
+
+    def expected_rows_sql(self) -> str:
+        """``SELECT count(*)`` of the rows the index should hold (searchable, not queued)."""
+        return (
+            f"SELECT count(*) FROM {self.content_table} m WHERE {searchable('m')} "
+            f"AND NOT EXISTS (SELECT 1 FROM {self.backlog} b WHERE b.id = m.id)"
+        )
+
+    def sample_sql(self) -> str:
+        """``(key, content, args_text)`` of up to ``?`` random rows the index should hold."""
+        return (
+            f"SELECT {key_sql('m')}, m.content, m.args_text FROM {self.content_table} m "
+            f"WHERE m.id IN (SELECT id FROM {self.content_table} WHERE {searchable('messages')} "
+            f"ORDER BY random() LIMIT ?) "
+            f"AND NOT EXISTS (SELECT 1 FROM {self.backlog} b WHERE b.id = m.id)"
+        )
+
+
+MESSAGES_LITERAL = LiteralIndex()
+
+#: Rows moved from the backlog into the index per transaction: small enough that the write
+#: lock is never held for long (about 0.1 s of indexing at ~1.5 KB per message).
+INDEX_BATCH_ROWS = 256
+
+_INSERT_SQL = (
+    f"INSERT INTO {LITERAL_TABLE} (rowid, content, args_text) "
+    f"SELECT {key_sql('m')}, m.content, m.args_text FROM json_each(?) j "
+    f"CROSS JOIN messages m ON m.id = j.value WHERE {searchable('m')}"
+)
+_UNQUEUE_SQL = f"DELETE FROM {BACKLOG_TABLE} WHERE id IN (SELECT value FROM json_each(?))"
+
+
+def index_backlog(conn: apsw.Connection, limit: int = INDEX_BATCH_ROWS) -> int:
+    """Index up to ``limit`` queued messages (oldest first) on ``conn``, inside the caller's
+    write transaction; returns how many queued ids were taken (0: the backlog is empty).
+
+    A queued row that is no longer searchable is just unqueued.
+    """
+    ids = [int(r[0]) for r in conn.execute(
+        f"SELECT id FROM {BACKLOG_TABLE} ORDER BY id LIMIT ?", (limit,)
+    )]  # fmt: skip
+    if not ids:
+        return 0
+    bound = json.dumps(ids)
+    conn.execute(_INSERT_SQL, (bound,))
+    conn.execute(_UNQUEUE_SQL, (bound,))
+    return len(ids)
+
+
+def backlog_size(conn: apsw.Connection) -> int:
+    """How many messages wait for the literal index."""
+    row = conn.execute(f"SELECT count(*) FROM {BACKLOG_TABLE}").fetchone()
+    return int(row[0]) if row else 0
+
+
+def keys_to_uids(conn: apsw.Connection, keys: Sequence[int]) -> list[str]:
+    """The message ids of ``keys`` (unknown keys dropped)."""
+    if not keys:
+        return []
+    rows = conn.execute(
+        "SELECT m.uid FROM json_each(?) j CROSS JOIN messages m "
+        f"ON m.thread_id = (j.value >> {THREAD_SHIFT}) AND m.seq = (j.value & {SEQ_MASK})",
+        (json.dumps(list(keys)),),
+    )
+    return [str(r[0]) for r in rows]

@@ -1,0 +1,119 @@
+"""Upgrading a database written by the release before #14 (``fixtures/release-schema4.db``).
+
+The fixture was written by that release's code (``fixtures/make_release_db.py``): opening it
+applies the literal index by thread and text stored once, in resumable batches with progress.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import apsw
+import pytest
+from test_literal_index import assert_complete, ids_in
+
+import recallbox
+from recallbox.storage.sqlite import upgrades
+from recallbox.storage.sqlite.literal_index import backlog_size
+from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_LITERAL_INDEX
+
+FIXTURE = Path(__file__).parent / "fixtures" / "release-schema4.db"
+TERMS = ("plantmark-alpha", "pg-primary-3", "Connection refused", "召回机制", "召回", "ssh host-7")
+
+
+@pytest.fixture
+def old_db(tmp_path: Path) -> Path:
+    db = tmp_path / "old.db"
+    shutil.copyfile(FIXTURE, db)
+    return db
+
+
+def _texts(db: Path) -> list[tuple[str, str, str]]:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    rows = conn.execute("SELECT uid, content, args_text FROM messages ORDER BY id").fetchall()
+    conn.close()
+    return [(str(a), str(b), str(c)) for a, b, c in rows]
+
+
+def test_the_release_database_upgrades_in_place(
+    old_db: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    before = _texts(old_db)
+    caplog.set_level(logging.INFO, "recallbox.storage.sqlite.migrations")
+    with recallbox.open(old_db) as box:
+        assert box.store.schema_version() == LATEST_VERSION
+        assert box.doctor().healthy
+        conn = box.store.pool.connection()
+        assert backlog_size(conn) == 0
+        blanked = conn.execute("SELECT count(*) FROM messages WHERE content_seg = ''").fetchone()
+        kept = conn.execute("SELECT count(*) FROM messages WHERE content_seg != ''").fetchone()
+        assert blanked[0] > 150 and kept[0] == 1  # the CJK run of 3+ characters keeps bigrams
+        assert (
+            conn.execute("SELECT count(*) FROM generations WHERE first_seq IS NULL").fetchone()[0]
+            == 0
+        )
+        for term in TERMS:
+            assert_complete(box, term)
+        assert len(ids_in(box.search_memory("plantmark-alpha"))) == 1  # the live one only
+        assert box.search("召回机制", allow_embed=False)
+        assert box.search("staging attempt", allow_embed=False)
+        assert box.search("Oslo", allow_embed=False, domain="transcripts")
+        assert box.policy().quarantined == ("secret",)
+    assert _texts(old_db) == before
+    reports = [r for r in caplog.records if hasattr(r, "migration")]
+    assert {r.migration for r in reports} == {MIGRATION_LITERAL_INDEX, upgrades.MIGRATION_TEXT_ONCE}  # type: ignore[attr-defined]
+    assert all(r.done <= r.total or r.total == 0 for r in reports)  # type: ignore[attr-defined]
+
+
+def test_an_interrupted_migration_resumes_where_it_stopped(
+    old_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(upgrades, "MIGRATION_INDEX_ROWS", 7)
+    monkeypatch.setattr(upgrades, "TEXT_ONCE_ID_RANGE", 11)
+    real = upgrades.TEXT_ONCE.step
+    batches = {"n": 0}
+
+    def crashing(conn: apsw.Connection, progress: upgrades.Progress) -> bool:
+        batches["n"] += 1
+        if batches["n"] == 4:
+            raise KeyboardInterrupt  # the process dies in the middle of a batch
+        return real(conn, progress)
+
+    monkeypatch.setitem(
+        upgrades.BATCHED,
+        upgrades.MIGRATION_TEXT_ONCE,
+        upgrades.Batched(upgrades.TEXT_ONCE.total, crashing, upgrades.TEXT_ONCE.finish),
+    )
+    with pytest.raises(KeyboardInterrupt):
+        recallbox.open(old_db)
+    conn = apsw.Connection(str(old_db))
+    progress = conn.execute("SELECT name, phase, cursor FROM migration_progress").fetchall()
+    versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
+    conn.close()
+    assert progress == [(upgrades.MIGRATION_TEXT_ONCE, 0, 33)]  # three batches committed
+    assert max(versions) == LATEST_VERSION  # an older recallbox refuses the file from now on
+    monkeypatch.setitem(upgrades.BATCHED, upgrades.MIGRATION_TEXT_ONCE, upgrades.TEXT_ONCE)
+    with recallbox.open(old_db) as box:
+        assert box.doctor().healthy
+        for term in TERMS:
+            assert_complete(box, term)
+        conn = box.store.pool.connection()
+        assert conn.execute("SELECT count(*) FROM migration_progress").fetchone()[0] == 0
+
+
+def test_a_new_database_and_an_upgraded_one_answer_alike(old_db: Path, tmp_path: Path) -> None:
+    with recallbox.open(old_db) as box:
+        upgraded = {t: box.search_memory(t) for t in TERMS}
+        conn = box.store.pool.connection()
+        sql = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'messages_fts'").fetchone()
+    with recallbox.open(tmp_path / "new.db") as fresh:
+        conn = fresh.store.pool.connection()
+        assert (
+            conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'messages_fts'").fetchone()
+            == sql
+        )
+    assert all(
+        text.startswith("The following is historical evidence") for text in upgraded.values()
+    )
