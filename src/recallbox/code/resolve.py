@@ -78,6 +78,9 @@ class _Index:
                 by_last[last_part(name)].append(name)
             self.imports_by_last[file.path] = by_last
         self.bases: dict[str, list[str]] = defaultdict(list)
+        # Classes with a base that is not ``exact`` (another file's, or unresolved): a method
+        # found past one of them depends on other files, so it is never ``exact``.
+        self.open_bases: set[str] = set()
         self._named: dict[tuple[str, frozenset[str], frozenset[str]], _Named] = {}
 
     def named(self, name: str, kinds: frozenset[str], family: frozenset[str]) -> _Named:
@@ -153,6 +156,8 @@ def resolve_edges(
             resolved[position] = result
             if result.target_id is not None:
                 index.bases[edge.source_id].append(result.target_id)
+            if result.confidence != CONFIDENCE_EXACT:
+                index.open_bases.add(edge.source_id)
     for position, (file, edge) in enumerate(ordered):
         if position not in resolved:
             resolved[position] = _resolve(index, file, edge) if wanted(file, edge) else edge
@@ -180,7 +185,10 @@ def _through_module(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | N
     for module, rest in index.modules.split(file.path, file.language, name):
         found = index.lookup(module, rest)
         if found is not None and found != edge.source_id:
-            return found, CONFIDENCE_RESOLVED if module != file.path else CONFIDENCE_EXACT
+            # ``exact`` only for a definition of the file itself found without a re-export:
+            # an exact edge is never resolved again, so it must not depend on another file.
+            direct = module == file.path and found == symbol_id(module, ".".join(rest))
+            return found, CONFIDENCE_EXACT if direct else CONFIDENCE_RESOLVED
     return None, CONFIDENCE_NAME_ONLY
 
 
@@ -205,17 +213,20 @@ def _through_bases(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | No
     if owner not in index.symbols:
         return None, CONFIDENCE_NAME_ONLY
     frontier, seen = [owner], {owner}
+    local = True  # every class looked through so far has only ``exact`` bases
     for _ in range(MAX_BASE_DEPTH):
         following: list[str] = []
-        for base in (b for current in frontier for b in index.bases.get(current, ())):
-            if base in seen:
-                continue
-            seen.add(base)
-            candidate = f"{base}.{parts[-1]}" if "::" in base else f"{base}::{parts[-1]}"
-            if candidate in index.symbols:
-                same_file = index.symbols[candidate].file == file.path
-                return candidate, CONFIDENCE_EXACT if same_file else CONFIDENCE_RESOLVED
-            following.append(base)
+        for current in frontier:
+            local = local and current not in index.open_bases
+            for base in index.bases.get(current, ()):
+                if base in seen:
+                    continue
+                seen.add(base)
+                candidate = f"{base}.{parts[-1]}" if "::" in base else f"{base}::{parts[-1]}"
+                if candidate in index.symbols:
+                    exact = local and index.symbols[candidate].file == file.path
+                    return candidate, CONFIDENCE_EXACT if exact else CONFIDENCE_RESOLVED
+                following.append(base)
         frontier = following
     return None, CONFIDENCE_NAME_ONLY
 
@@ -251,6 +262,13 @@ def _split(name: str) -> tuple[str, ...]:
     return tuple(part for part in _PARTS.split(tail) if part)
 
 
+def name_parts(name: str) -> tuple[str, ...]:
+    """The parts of a target name that a lookup reads (``pkg.mod:Box.search`` → ``("Box",
+    "search")``, ``pkg.box.Box`` → ``("pkg", "box", "Box")``): after a JavaScript or Go
+    module path only the member's parts, otherwise every ``.``/``::`` part."""
+    return _split(name)
+
+
 def last_part(name: str) -> str:
     """The last part of a target name (``pkg.mod:Box.search`` → ``search``): what name-only
     resolution looks up."""
@@ -266,4 +284,11 @@ def resolved_counts(edges: Iterable[Edge]) -> dict[str, int]:
     return dict(counts)
 
 
-__all__ = ["MAX_BASE_DEPTH", "MAX_REEXPORT_HOPS", "last_part", "resolve_edges", "resolved_counts"]
+__all__ = [
+    "MAX_BASE_DEPTH",
+    "MAX_REEXPORT_HOPS",
+    "last_part",
+    "name_parts",
+    "resolve_edges",
+    "resolved_counts",
+]

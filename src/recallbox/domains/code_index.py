@@ -27,11 +27,13 @@ from recallbox.code.reresolve import (
     FULL,
     ResolutionPlan,
     bases_changed,
+    bases_of,
     plan_resolution,
     target_last,
 )
 from recallbox.code.snippets import source_lines, symbol_snippet
 from recallbox.code.types import (
+    EDGE_IMPORTS,
     CodeIndexReport,
     Confidence,
     Edge,
@@ -96,7 +98,12 @@ def check_scope(scope: object, default: str | None = None) -> str:
     return name
 
 
-def _root(path: object) -> Path:
+def check_root(path: object) -> Path:
+    """The repository root ``path`` names, resolved.
+
+    Raises:
+        InvalidArgument: not a path, or not a directory.
+    """
     if not isinstance(path, str | os.PathLike):
         raise InvalidArgument(f"path must be a directory path, got {type(path).__name__}")
     root = Path(path).expanduser()
@@ -202,14 +209,18 @@ def _resolve(
     Raises:
         _BasesMoved: a partial pass found that base classes moved.
     """
-    calls = store.code_call_edges(scope, names=None if plan.full else plan.names)
+    calls = (
+        store.code_call_edges(scope)
+        if plan.full
+        else store.code_call_edges(scope, names=plan.names, mentions=plan.keys)
+    )
     changed = {file.path for file in parsed.files} | set(parsed.changes.deleted)
     kept = [graph[path] for path in sorted(graph) if path not in changed]
     files = [stored_file(item, calls.get(item.file.path, ())) for item in kept]
     parsed_paths = {file.path for file in parsed.files}
 
     def selected(file: FileIndex, edge: Edge) -> bool:
-        return plan.full or file.path in parsed_paths or target_last(edge.target_name) in plan.names
+        return file.path in parsed_paths or plan.selects(edge.target_name)
 
     everything = [*files, *parsed.files]
     resolved = iter(resolve_edges(everything, root_name=root_name, only=selected))
@@ -219,16 +230,17 @@ def _resolve(
         if not plan.full and bases_changed(file.edges, after):
             raise _BasesMoved
         records = sorted((*item.edges, *calls.get(item.file.path, ())), key=_ORDINAL)
-        result.reresolved += len(records) if plan.full else sum(
-            1 for record in records if record.target_last in plan.names
-        )
+        result.reresolved += sum(1 for record in records if plan.selects(record.target_name))
         result.fixes += [
             CodeEdgeFix(item.file.path, record.ordinal, edge.target_id, edge.confidence)
             for record, edge in zip(records, after, strict=True)
             if (record.target_id, record.confidence) != (edge.target_id, edge.confidence)
         ]
     for file in parsed.files:
-        result.new_edges[file.path] = [next(resolved) for _ in file.edges]
+        result.new_edges[file.path] = edges = [next(resolved) for _ in file.edges]
+        before = graph.get(file.path)
+        if not plan.full and before is not None and bases_of(stored_file(before).edges) != bases_of(edges):
+            raise _BasesMoved
     return result
 
 
@@ -266,7 +278,7 @@ def index_code(
         InvalidArgument: ``path`` is not a directory, or a bad scope name.
         DependencyMissing: the ``code`` extra (tree-sitter) is not installed.
     """
-    root = _root(path)
+    root = check_root(path)
     name = check_scope(scope, root.name)
     with collector_paused():
         return _index(store, root, name, progress)
@@ -282,7 +294,9 @@ def _index(
     }
     parsed = parse_repository(root, scope=name, stamps=stamps, progress=progress)
     old = {f.path: stored_file(graph[f.path]) for f in parsed.files if f.path in graph}
-    plan = plan_resolution(parsed.changes, old, parsed.files)
+    imports = [e.target_name for g in graph.values() for e in g.edges if e.kind == EDGE_IMPORTS]
+    imports += [e.target_name for f in parsed.files for e in f.edges if e.kind == EDGE_IMPORTS]
+    plan = plan_resolution(parsed.changes, old, parsed.files, imports)
     try:
         resolution = (
             _resolve(store, name, graph, parsed, plan, root.name)
@@ -317,6 +331,7 @@ def _index(
 
 __all__ = [
     "MAX_SCOPE_CHARS",
+    "check_root",
     "check_scope",
     "edge_record",
     "index_code",

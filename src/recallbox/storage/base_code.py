@@ -38,10 +38,17 @@ class CodeStore(Protocol):
         ``imports``/``extends`` edges; ``[]`` for an unknown scope."""
 
     def code_call_edges(
-        self, scope: str, *, names: Iterable[str] | None = None
+        self,
+        scope: str,
+        *,
+        names: Iterable[str] | None = None,
+        mentions: Iterable[str] | None = None,
     ) -> dict[str, list[CodeEdgeRecord]]:
-        """Bookkeeping: the ``calls`` edges of ``scope`` by file path, in ordinal order; with
-        ``names``, only those whose ``target_last`` is one of them."""
+        """Bookkeeping: the ``calls`` edges of ``scope`` by file path, in ordinal order.
+
+        With neither filter, all of them; with ``names`` or ``mentions`` (or both), only those
+        whose ``target_last`` is one of ``names`` or whose ``target_name`` contains one of
+        ``mentions`` (a case-sensitive substring; the empty string is in every name)."""
 
     def write_code_index(self, update: CodeIndexWrite) -> None:
         """Apply one index run in one transaction: record the scope's root, commit and time;

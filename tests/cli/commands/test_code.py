@@ -93,3 +93,24 @@ def test_reading_commands_refuse_a_missing_database(tmp_path: Path, run, command
 def test_indexing_progress_never_reaches_stdout(tmp_path: Path, shop: Path, run) -> None:
     r = run("--db", str(tmp_path / "p.db"), "code", "index", str(shop), "--json")
     assert r.code == 0 and r.out.lstrip().startswith("{") and r.json()["total_symbols"] == 17
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("does-not-exist",), "not a directory"),
+        (("{file}",), "is a file"),
+        ((".", "--scope", " "), "non-empty project name"),
+        ((".", "--project", "x" * 201), "non-empty project name"),
+    ],
+)
+def test_index_checks_its_arguments_before_creating_the_database(
+    tmp_path: Path, run, args: tuple[str, ...], says: str
+) -> None:
+    (tmp_path / "a_file.py").write_text("x = 1\n")
+    db = tmp_path / "new" / "code.db"
+    given = [arg.format(file=tmp_path / "a_file.py") for arg in args]
+    for extra in ([], ["--json"]):
+        r = run("--db", str(db), "code", "index", *given, *extra)
+        assert r.code == 2 and says in (r.json()["error"] if extra else r.error_line)
+        assert not db.exists() and not db.parent.exists()

@@ -53,6 +53,24 @@ def test_the_graph_holds_every_file_symbol_and_edge(store: Store) -> None:
     assert store.code_graph("nope") == [] and store.code_call_edges("nope") == {}
 
 
+def test_call_edges_by_name_or_by_a_part_of_their_target(store: Store) -> None:
+    def ordinals(**filters: list[str]) -> dict[str, list[int]]:
+        found = store.code_call_edges(SCOPE, **filters)
+        return {path: [e.ordinal for e in edges] for path, edges in found.items()}
+
+    # Targets: core.py "helper"; secret.py "core.run"; main.py "core.run", "secret.leak", "print".
+    assert ordinals(mentions=["core."]) == {"app/main.py": [0], "app/secret.py": [0]}
+    assert ordinals(mentions=["Core", "Run"]) == {}  # a case-sensitive substring
+    assert ordinals(mentions=["t.le", "rin"]) == {"app/main.py": [1, 2]}
+    assert ordinals(names=["helper"], mentions=["secret"]) == {
+        "app/core.py": [0], "app/main.py": [1],
+    }  # either filter  # fmt: skip
+    assert ordinals(names=["run"], mentions=["run"]) == ordinals(names=["run"])
+    assert ordinals(mentions=[]) == {} and ordinals(names=[], mentions=[]) == {}
+    assert ordinals(mentions=[""]) == ordinals()  # the empty string is in every name
+    assert store.code_call_edges(OTHER, mentions=["run"]) == {}  # other's run has no calls
+
+
 def test_symbol_rows_carry_the_file_stamp_and_the_visible_callers(store: Store) -> None:
     rows = store.code_symbol_rows([key(RUN), key(RUN, OTHER), key("nope"), "garbage"], where=EVERYTHING)
     assert sorted(rows) == sorted([key(RUN), key(RUN, OTHER)])

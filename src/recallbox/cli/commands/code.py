@@ -98,6 +98,11 @@ def code_index(
     from rich.console import Console
     from rich.progress import Progress
 
+    from recallbox.domains.code_index import check_root, check_scope
+
+    # The arguments first: a missing folder or a bad name must not create the database.
+    check_scope(scope if scope is not None else project, check_root(path).name)
+
     with (
         open_box(ctx) as box,
         Progress(console=Console(stderr=True), transient=True, disable=as_json) as bar,

@@ -244,22 +244,37 @@ class CodeMixin:
         ]
 
     def code_call_edges(
-        self, scope: str, *, names: Iterable[str] | None = None
+        self,
+        scope: str,
+        *,
+        names: Iterable[str] | None = None,
+        mentions: Iterable[str] | None = None,
     ) -> dict[str, list[CodeEdgeRecord]]:
         sql = (
             f"SELECT {_EDGE_COLUMNS}, f.path FROM code_edges e JOIN code_files f "
             "ON f.id = e.file_id WHERE e.scope_id = ? AND e.kind = 'calls'"
         )
+        filters: list[str] = []
+        params: tuple[object, ...] = ()
+        if names is not None:
+            filters.append("e.target_last IN (SELECT value FROM json_each(?))")
+            params += (json_list(sorted(set(names))),)
+        if mentions is not None:
+            # instr(): a case-sensitive substring test (LIKE folds case and reads % and _);
+            # one bound value per mention (a json_each per row costs half again as much).
+            words = sorted(set(mentions))
+            filters += ["instr(e.target_name, ?) > 0"] * len(words)
+            params += tuple(words)
+        if filters:
+            sql += f" AND ({' OR '.join(filters)})"
+        elif names is not None or mentions is not None:
+            return {}
         with self.pool.snapshot() as conn:
             scope_id = _scope_id(conn, scope)
             if scope_id is None:
                 return {}
-            params: tuple[object, ...] = (scope_id,)
-            if names is not None:
-                sql += " AND e.target_last IN (SELECT value FROM json_each(?))"
-                params += (json_list(sorted(set(names))),)
             found: dict[str, list[CodeEdgeRecord]] = {}
-            for r in conn.execute(sql + " ORDER BY f.path, e.ordinal", params):
+            for r in conn.execute(sql + " ORDER BY f.path, e.ordinal", (scope_id, *params)):
                 found.setdefault(str(r[9]), []).append(_edge(r))
         return found
 
