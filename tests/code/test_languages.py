@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,3 +66,19 @@ def test_a_language_without_its_grammar_is_skipped_and_counted(
     assert report.skipped == {"grammar_missing": 3}
     with pytest.raises(DependencyMissing, match="no tree-sitter grammar for go"):
         extract_file("a.go", b"package a\n", "go")
+
+
+def test_the_code_extra_is_grammar_wheels_never_the_downloading_language_pack() -> None:
+    root = Path(__file__).resolve().parents[2]
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["code"]
+    names = {re.split(r"[<>=!~\[; ]", dependency, maxsplit=1)[0] for dependency in extra}
+    wheels = {"tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript", "tree-sitter-go", "tree-sitter-rust"}
+    assert wheels <= names and not any("language-pack" in name for name in names)
+    importing = [
+        path.name
+        for path in (root / "src" / "recallbox").rglob("*.py")
+        if re.search(r"^\s*(import|from)\s+tree_sitter_language_pack", path.read_text(), re.MULTILINE)
+    ]
+    assert importing == []
+    # The registry asks each wheel for its grammar (``language_typescript``/``language_tsx`` too).
+    assert set(languages.LANGUAGE_NAMES) >= {"python", "javascript", "typescript", "tsx", "go", "rust"}

@@ -114,3 +114,15 @@ def test_index_checks_its_arguments_before_creating_the_database(
         r = run("--db", str(db), "code", "index", *given, *extra)
         assert r.code == 2 and says in (r.json()["error"] if extra else r.error_line)
         assert not db.exists() and not db.parent.exists()
+
+
+def test_indexing_draws_a_progress_bar_on_a_terminal(tmp_path: Path, shop: Path, run_script) -> None:
+    # Rich draws live bars only on an interactive terminal; these make the pipe count as one.
+    terminal = {"TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
+    assert run_script("--db", str(tmp_path / "t.db"), "init").code == 0  # no migration bars below
+    r = run_script("--db", str(tmp_path / "t.db"), "code", "index", str(shop), env=terminal)
+    assert r.code == 0 and r.out.startswith(f"indexed {shop} as scope 'shop_repo'")
+    assert "\x1b[" not in r.out  # the bar is on stderr only
+    assert "\x1b[?25l" in r.err and ("indexing" in r.err or ".py" in r.err), r.err
+    quiet = run_script("--db", str(tmp_path / "t.db"), "code", "index", str(shop), "--json", env=terminal)
+    assert quiet.code == 0 and "indexing" not in quiet.err and ".py" not in quiet.err
