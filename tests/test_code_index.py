@@ -302,6 +302,8 @@ def test_the_stored_index_is_read_without_the_code_extra(db_path: Path, tmp_path
             hits = box.search("price_of", domain="code")
             print(hits[0].id)
             print([h.id for h in box.callers("shop/pricing.py::price_of")])
+            bucket = box.recall("price_of", domains=["code"]).buckets["code"]
+            print(bucket.error, bucket.hits[0].id)
             try:
                 box.index_code({str(tmp_path)!r})
             except recallbox.DependencyMissing as exc:
@@ -313,6 +315,7 @@ def test_the_stored_index_is_read_without_the_code_extra(db_path: Path, tmp_path
     assert done.stdout.splitlines() == [
         "shop/pricing.py::price_of",
         "['shop/cart.py::Cart.total.line_total']",
+        "None shop/pricing.py::price_of",
         "code indexing needs tree-sitter: pip install 'recallbox[code]'",
         "[]",
     ]

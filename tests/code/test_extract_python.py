@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tests.code.conftest import edge_rows, index_fixture, symbol_rows
 
+from recallbox.code.extract import extract_file
+
 
 def test_python_symbols_methods_nested_functions_and_decorators() -> None:
     files, _ = index_fixture("python_repo")
@@ -76,3 +78,17 @@ def test_python_imports_and_extends() -> None:
     assert edge_rows(edges, "extends") == [
         ("shop/cart.py::Cart", "shop.base.Model", "shop/base.py::Model", "resolved"),
     ]
+
+
+def test_a_name_defined_twice_gets_a_unique_id() -> None:
+    source = b"""def f():\n    pass\n\ndef f():\n    g()\n\nclass C:\n    @property\n    def v(self):\n        return 1\n\n    @v.setter\n    def v(self, value):\n        pass\n"""
+    file = extract_file("pkg/m.py", source, "python")
+    assert [(s.id, s.name, s.start_line) for s in file.symbols] == [
+        ("pkg/m.py", "m", 1),
+        ("pkg/m.py::f", "f", 1),
+        ("pkg/m.py::f#2", "f", 4),
+        ("pkg/m.py::C", "C", 7),
+        ("pkg/m.py::C.v", "v", 8),
+        ("pkg/m.py::C.v#2", "v", 12),
+    ]
+    assert [e.source_id for e in file.edges if e.kind == "calls" and e.target_name == "g"] == ["pkg/m.py::f#2"]
