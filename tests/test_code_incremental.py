@@ -169,7 +169,10 @@ REEXPORT = {
     "pkg/impl.py": "class Box:\n    def run(self):\n        pass\n",
     "pkg/other.py": "class Box:\n    def run(self):\n        pass\n",
     "main.py": "from pkg import Box\n\ndef go():\n    Box.run()\n\ndef stay():\n    print()\n",
-    **{f"pkg/filler{i}.py": f"def f{i}():\n    g{i}()\n\ndef g{i}():\n    pass\n" for i in range(20)},
+    **{
+        f"pkg/filler{i}.py": f"from .filler{j} import g{j}\n\ndef f{i}():\n    g{j}()\n\ndef g{i}():\n    pass\n"
+        for i, j in ((i, (i + 1) % 20) for i in range(20))
+    },
 }
 
 
@@ -210,9 +213,9 @@ def test_an_added_import_re_resolves_only_the_edges_it_can_move(tmp_path: Path) 
     report, box, root = _reindex_after(tmp_path, "main.py", text)
     with box:
         assert not report.full_resolution
-        # Only ``f3``'s call of ``g3`` names the new import's key (main.py's own edges are
-        # resolved, not counted); the other 20-odd edges keep their stored resolution.
-        assert report.edges_reresolved == 1
+        # Only filler2's import of g3 and its call of it name the new import's key ``g3``
+        # (main.py's own edges are resolved, not counted); the other 40-odd edges keep theirs.
+        assert report.edges_reresolved == 2 and report.total_edges > 40
         calls = {e.target_name: (e.target_id, e.confidence) for e in box.store.code_call_edges("proj")["main.py"]}
         assert calls["pkg.filler3.g3"] == ("pkg/filler3.py::g3", "resolved")
         with recallbox.open(tmp_path / "f.db") as fresh:

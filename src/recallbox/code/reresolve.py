@@ -55,6 +55,8 @@ class ResolutionPlan:
         """Whether an unchanged file's edge to ``target_name`` is resolved again."""
         if self.full:
             return True
+        if not self.names and not self.keys:
+            return False
         parts = name_parts(target_name)
         if (parts[-1] if parts else "") in self.names:
             return True

@@ -219,18 +219,23 @@ def _resolve(
     files = [stored_file(item, calls.get(item.file.path, ())) for item in kept]
     parsed_paths = {file.path for file in parsed.files}
 
+    result = _Resolution()
+
     def selected(file: FileIndex, edge: Edge) -> bool:
-        return file.path in parsed_paths or plan.selects(edge.target_name)
+        if file.path in parsed_paths:
+            return True
+        if plan.selects(edge.target_name):
+            result.reresolved += 1
+            return True
+        return False
 
     everything = [*files, *parsed.files]
     resolved = iter(resolve_edges(everything, root_name=root_name, only=selected))
-    result = _Resolution()
     for item, file in zip(kept, files, strict=True):
         after = [next(resolved) for _ in file.edges]
         if not plan.full and bases_changed(file.edges, after):
             raise _BasesMoved
         records = sorted((*item.edges, *calls.get(item.file.path, ())), key=_ORDINAL)
-        result.reresolved += sum(1 for record in records if plan.selects(record.target_name))
         result.fixes += [
             CodeEdgeFix(item.file.path, record.ordinal, edge.target_id, edge.confidence)
             for record, edge in zip(records, after, strict=True)
