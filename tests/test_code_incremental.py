@@ -1,6 +1,6 @@
 """An incremental re-index stores exactly what a fresh full index of the same tree stores
 (issue #11 item 2): after any sequence of edits, additions and deletions of files in a small
-generated Python repository, every file, symbol and edge — target and confidence included —
+generated Python or TypeScript repository, every file, symbol and edge — target and confidence included —
 equals a fresh index's. And an edit that only adds or changes imports re-resolves a few edges,
 not the scope."""
 
@@ -10,8 +10,9 @@ import os
 import tempfile
 from dataclasses import astuple, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,7 +71,54 @@ CLASS = st.builds(
     _pick(CLASSES), st.none() | _pick(BASES), st.lists(METHOD, max_size=2),
 )  # fmt: skip
 STATEMENT = st.one_of(IMPORTS, CLASS, FUNCTION, st.builds("{}\n".format, CALLS))
-SOURCE = st.lists(STATEMENT, max_size=6)
+
+# The same for TypeScript: imports by relative specifier, a namespace import, default imports.
+TS_PATHS = ("web/index.ts", "web/a.ts", "web/b.ts", "web/lib/index.ts", "app.ts")
+TS_SPECS = ("./a", "./b", "./index", "./lib", "./web/a", "./web", "../a")
+TS_IMPORTS = st.one_of(
+    st.builds("import {{ {} }} from '{}';".format, _pick(NAMES), _pick(TS_SPECS)),
+    st.builds("import {{ {} as {} }} from '{}';".format, _pick(NAMES), _pick(NAMES), _pick(TS_SPECS)),
+    st.builds("import * as ns from '{}';".format, _pick(TS_SPECS)),
+    st.builds("import {} from '{}';".format, _pick(NAMES), _pick(TS_SPECS)),
+)
+TS_CALLS = st.one_of(
+    st.builds("{}.{}();".format, _pick(CLASSES), _pick(METHODS)),
+    st.builds("{}();".format, _pick(NAMES)),
+    st.builds("ns.{}();".format, _pick(NAMES)),
+    st.builds("ns.{}.{}();".format, _pick(CLASSES), _pick(METHODS)),
+    st.builds("x.{}();".format, _pick(METHODS)),
+)
+
+
+def _block(head: str, lines: list[str], indent: str) -> str:
+    return f"{head} {{\n" + "".join(f"{indent}  {line}\n" for line in lines) + f"{indent}}}\n"
+
+
+TS_FUNCTION = st.builds(
+    lambda name, calls: _block(f"export function {name}()", calls, ""),
+    _pick(FUNCTIONS), st.lists(TS_CALLS, max_size=3),
+)  # fmt: skip
+TS_METHOD = st.builds(
+    lambda name, calls: "  " + _block(f"{name}()", calls, "  "),
+    _pick(METHODS), st.lists(st.one_of(TS_CALLS, st.builds("this.{}();".format, _pick(METHODS))), max_size=2),
+)  # fmt: skip
+TS_CLASS = st.builds(
+    lambda name, base, methods: f"export class {name}{f' extends {base}' if base else ''} {{\n"
+    + "".join(methods) + "}\n",
+    _pick(CLASSES), st.none() | _pick(("Base", "Box", "ns.Base")), st.lists(TS_METHOD, max_size=2),
+)  # fmt: skip
+TS_STATEMENT = st.one_of(TS_IMPORTS, TS_CLASS, TS_FUNCTION, st.builds("{}\n".format, TS_CALLS))
+
+
+class Kit(NamedTuple):
+    """One language's generated repository: its paths, its imports, any statement."""
+
+    paths: tuple[str, ...]
+    imports: st.SearchStrategy[str]
+    statement: st.SearchStrategy[str]
+
+
+KITS = {"python": Kit(PATHS, IMPORTS, STATEMENT), "typescript": Kit(TS_PATHS, TS_IMPORTS, TS_STATEMENT)}
 #: Distinct mtimes for every write, so a rewrite of the same size is never taken as unchanged.
 _MTIME_STEP_NS = 1_000_000_000
 
@@ -121,13 +169,16 @@ def _fresh(fresh: recallbox.Box, root: Path, step: int) -> dict[str, Any]:
     return stored(fresh.store, scope)
 
 
-@settings(max_examples=60)
+@pytest.mark.parametrize("language", sorted(KITS))
+@settings(max_examples=50)
 @given(data=st.data())
-def test_incremental_equals_a_fresh_full_index_after_any_edits(data: st.DataObject) -> None:
+def test_incremental_equals_a_fresh_full_index_after_any_edits(language: str, data: st.DataObject) -> None:
+    kit = KITS[language]
+    source = st.lists(kit.statement, max_size=6)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "proj"
         tree = Tree(root)
-        first = data.draw(st.dictionaries(_pick(PATHS), SOURCE, min_size=3), label="files")
+        first = data.draw(st.dictionaries(_pick(kit.paths), source, min_size=3), label="files")
         for path, statements in sorted(first.items()):
             tree.write(path, statements)
         with recallbox.open(Path(scratch) / "i.db") as box, recallbox.open(Path(scratch) / "f.db") as fresh:
@@ -139,7 +190,7 @@ def test_incremental_equals_a_fresh_full_index_after_any_edits(data: st.DataObje
                     path = data.draw(_pick(tuple(existing)))
                     statements = list(tree.files[path])
                     at = data.draw(st.integers(0, len(statements)))
-                    statements.insert(at, data.draw(st.one_of(IMPORTS, STATEMENT)))
+                    statements.insert(at, data.draw(st.one_of(kit.imports, kit.statement)))
                     tree.write(path, statements)
                 elif action == "drop":
                     path = data.draw(_pick(tuple(p for p in existing if tree.files[p])))
@@ -147,7 +198,7 @@ def test_incremental_equals_a_fresh_full_index_after_any_edits(data: st.DataObje
                     statements.pop(data.draw(st.integers(0, len(statements) - 1)))
                     tree.write(path, statements)
                 elif action == "write" or len(existing) == 1:
-                    tree.write(data.draw(_pick(PATHS)), data.draw(SOURCE))
+                    tree.write(data.draw(_pick(kit.paths)), data.draw(source))
                 else:
                     tree.delete(data.draw(_pick(tuple(existing))))
                 box.index_code(root, "proj")
