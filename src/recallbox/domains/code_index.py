@@ -12,7 +12,6 @@ does not.
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import cast
 
 from recallbox.code import parse_repository, resolve_edges
+from recallbox.code.arguments import MAX_SCOPE_CHARS, check_root, check_scope
 from recallbox.code.incremental import FileStamp, file_hash
 from recallbox.code.index import ParsedRepository, Progress
 from recallbox.code.reresolve import (
@@ -56,10 +56,7 @@ from recallbox.storage.values_code import (
 )
 from recallbox.text.cjk import segment
 from recallbox.text.identifiers import segment_code_text, segment_identifier
-from recallbox.text.normalize import normalize_text
 
-#: The largest scope name accepted (a project name, not a document).
-MAX_SCOPE_CHARS = 200
 _ORDINAL = attrgetter("ordinal")
 
 
@@ -78,38 +75,6 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def check_scope(scope: object, default: str | None = None) -> str:
-    """A scope name: normalised text, stripped, non-empty (``None``: ``default``).
-
-    Raises:
-        InvalidArgument: not a string, empty, or too long.
-    """
-    if scope is None and default is not None:
-        scope = default
-    if not isinstance(scope, str):
-        raise InvalidArgument(f"scope must be a project name, got {type(scope).__name__}")
-    name = normalize_text(scope).strip()
-    if not name or len(name) > MAX_SCOPE_CHARS:
-        raise InvalidArgument(
-            f"scope must be a non-empty project name of at most {MAX_SCOPE_CHARS} characters"
-        )
-    return name
-
-
-def check_root(path: object) -> Path:
-    """The repository root ``path`` names, resolved.
-
-    Raises:
-        InvalidArgument: not a path, or not a directory.
-    """
-    if not isinstance(path, str | os.PathLike):
-        raise InvalidArgument(f"path must be a directory path, got {type(path).__name__}")
-    root = Path(path).expanduser()
-    if not root.is_dir():
-        raise InvalidArgument(f"not a directory: {str(path)[:200]!r}")
-    return root.resolve()
 
 
 def _source_of(path: str) -> str:

@@ -98,7 +98,7 @@ def code_index(
     from rich.console import Console
     from rich.progress import Progress
 
-    from recallbox.domains.code_index import check_root, check_scope
+    from recallbox.code.arguments import check_root, check_scope
 
     # The arguments first: a missing folder or a bad name must not create the database.
     check_scope(scope if scope is not None else project, check_root(path).name)
