@@ -124,6 +124,7 @@ DATABASE_USE: dict[str, DbUse] = {
     "memory export": DbUse.REQUIRES,
     "code search": DbUse.REQUIRES,
     "code callers": DbUse.REQUIRES,
+    "code callees": DbUse.REQUIRES,  # issue #11 item 4 (DESIGN §8 lists `code callers` only)
     "doctor": DbUse.REQUIRES,
     "decay": DbUse.REQUIRES,
     "redact": DbUse.REQUIRES,

@@ -47,17 +47,32 @@ from recallbox.types import Section, SkippedFile, SyncReport
 SyncProgress = Callable[[int, int], None]
 
 
+#: The longest project name a scope may be (the code domain's limit, ``MAX_SCOPE_CHARS``).
+KNOWLEDGE_MAX_SCOPE_CHARS = 200
+
+
 def check_scope(scope: object) -> str | None:
     """``None`` (the global library) or a project name, normalised.
 
     Raises:
-        InvalidArgument: not a string, or blank.
+        InvalidArgument: not a string, blank, or longer than
+            :data:`KNOWLEDGE_MAX_SCOPE_CHARS`.
     """
     if scope is None:
         return None
-    if not isinstance(scope, str) or not normalize_text(scope).strip():
+    if not isinstance(scope, str):
+        raise InvalidArgument(
+            f"scope must be a project name or None, got {type(scope).__name__}"
+        )
+    name = normalize_text(scope)
+    if not name.strip():
         raise InvalidArgument(f"scope must be a project name or None, got {scope!r}")
-    return normalize_text(scope)
+    if len(name) > KNOWLEDGE_MAX_SCOPE_CHARS:
+        raise InvalidArgument(
+            f"scope must be a project name of at most {KNOWLEDGE_MAX_SCOPE_CHARS} characters "
+            f"(got {len(name)})"
+        )
+    return name
 
 
 def check_source(source: object) -> str:

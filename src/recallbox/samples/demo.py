@@ -18,9 +18,11 @@ SAMPLE_PACKAGE = "recallbox.samples"
 #: The demo's closing bucketed recall (#12): the question an agent would ask of its memory.
 DEMO_RECALL_QUERY = "billing connection refused pg-replica-1"
 DEMO_RECALL_BUDGET_CHARS = 6_000
-#: The scope the demo indexes this package's own source under, and what it looks up there.
-CODE_DEMO_SCOPE = "recallbox-samples"
-CODE_DEMO_QUERY = "load_sample"
+#: The sample repository the demo indexes (the billing service of the sample thread), the scope
+#: it goes under, and the symbol it looks up there.
+CODE_DEMO_FOLDER = "billing"
+CODE_DEMO_SCOPE = "billing"
+CODE_DEMO_QUERY = "connect_replica"
 
 
 def _journal() -> str:
@@ -80,8 +82,9 @@ SAMPLE_MEMORIES: tuple[tuple[str, str, str], ...] = (
     (
         "pitfall",
         "Replicas get renamed",
-        "A database replica is renamed when it is rebuilt: check the inventory before reusing "
-        "an old DATABASE_URL.",
+        "Connection refused from a database replica (billing on staging, pg-replica-1): a "
+        "replica is renamed when it is rebuilt, so check the inventory before reusing an old "
+        "DATABASE_URL.",
     ),
     (
         "guideline",
@@ -126,10 +129,10 @@ class CodeDemo:
 
 
 def demo_code(box: Box) -> CodeDemo | None:
-    """Index this package's own source (``recallbox/samples``) and look a symbol up; ``None``
-    without the ``code`` extra (the code bucket then stays empty, DESIGN §8)."""
+    """Index the sample billing repository (``recallbox/samples/billing``) and look a symbol
+    up; ``None`` without the ``code`` extra (the code bucket then stays empty, DESIGN §8)."""
     try:
-        report = box.index_code(Path(__file__).parent, scope=CODE_DEMO_SCOPE)
+        report = box.index_code(Path(__file__).parent / CODE_DEMO_FOLDER, scope=CODE_DEMO_SCOPE)
     except DependencyMissing:
         return None
     hits = box.search(CODE_DEMO_QUERY, domain="code", scope=CODE_DEMO_SCOPE, limit=3)

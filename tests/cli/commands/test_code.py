@@ -1,4 +1,4 @@
-"""``code index``, ``code search`` and ``code callers`` through the real CLI."""
+"""``code index``, ``code search``, ``code callers`` and ``code callees`` through the real CLI."""
 
 from __future__ import annotations
 
@@ -39,6 +39,21 @@ def test_index_search_and_callers(tmp_path: Path, shop: Path, run) -> None:
     assert run("--db", db, "code", "search", "nothing-like-this").out.strip() == "no hits"
 
 
+def test_callees(tmp_path: Path, shop: Path, run) -> None:
+    db = str(tmp_path / "callees.db")
+    run("--db", db, "code", "index", str(shop))
+    r = run("--db", db, "code", "callees", "main.py::checkout")
+    assert r.code == 0 and r.out.splitlines()[0] == "1. shop/cart.py::Cart [shop_repo] shop/cart.py:5-21"
+    assert r.out.splitlines()[1].startswith("    class Cart(Model)")
+    assert "2. shop/cart.py::Cart.add [shop_repo] shop/cart.py:11-14" in r.out
+    callees = run("--db", db, "code", "callees", "main.py::checkout", "--json").json()
+    assert [c["id"] for c in callees] == ["shop/cart.py::Cart", "shop/cart.py::Cart.add"]
+    r = run("--db", db, "code", "callees", "shop/base.py::Model.validate")
+    assert r.code == 0 and r.out.strip() == "no resolved calls from shop/base.py::Model.validate"
+    r = run("--db", db, "code", "callees", "nope::x")
+    assert r.code == 1 and "unknown symbol id 'nope::x'" in r.error_line
+
+
 def test_a_changed_file_is_flagged_stale(tmp_path: Path, shop: Path, run) -> None:
     db = str(tmp_path / "c.db")
     run("--db", db, "code", "index", str(shop))
@@ -68,7 +83,7 @@ def test_errors(db: str, run, args: tuple[str, ...], code: int, says: str) -> No
     assert r.code == code and says in r.json()["error"]
 
 
-@pytest.mark.parametrize("command", ["search", "callers"])
+@pytest.mark.parametrize("command", ["search", "callers", "callees"])
 def test_reading_commands_refuse_a_missing_database(tmp_path: Path, run, command: str) -> None:
     db = tmp_path / "typo" / "x.db"
     r = run("--db", str(db), "code", command, "x")

@@ -112,3 +112,16 @@ def test_reading_commands_refuse_a_missing_database(run, tmp_path: Path) -> None
         r = run("--db", missing, *args)
         assert r.code == 1 and "no database at" in r.error_line
     assert run("--db", missing, "remember", "a lesson").code == 0  # it stores content: created
+
+
+def test_a_huge_scope_is_refused_in_one_short_line(db: str, run, tmp_path: Path) -> None:
+    """Fix (cli-smoke, OVER CAP): `knowledge sync --scope <100 000 characters>` echoed the whole
+    scope back; a scope is a project name of at most 200 characters, as in the code domain."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("## A\nhello\n", encoding="utf-8")
+    for extra in ((), ("--json",)):
+        r = run("--db", db, "knowledge", "sync", str(notes), "--scope", "x" * 100_000, *extra)
+        assert r.code == 2 and len(r.out) + len(r.err) < 400
+        assert "at most 200 characters (got 100000)" in (r.json()["error"] if extra else r.error_line)
+    assert run("--db", db, "knowledge", "sync", str(notes), "--scope", "x" * 200).code == 0

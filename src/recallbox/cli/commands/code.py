@@ -1,4 +1,5 @@
-"""The code domain: ``code index``, ``code search``, ``code callers`` (DESIGN §4.5, issue #11)."""
+"""The code domain: ``code index``, ``code search``, ``code callers``, ``code callees``
+(DESIGN §4.5, issue #11)."""
 
 from __future__ import annotations
 
@@ -56,13 +57,20 @@ def _where(hit: Hit) -> str:
     return f"[{hit.scope}] {hit.source}{lines}{stale}"
 
 
-def render_code_hits(hits: list[Hit], *, callers_of: str | None = None) -> str:
-    """Ranked code hits (or callers, with their depth): a head line, callers, the snippet."""
+def render_code_hits(
+    hits: list[Hit], *, callers_of: str | None = None, callees_of: str | None = None
+) -> str:
+    """Ranked code hits (or callers, with their depth, or callees in call order): a head line,
+    callers, the snippet."""
     if not hits:
+        if callees_of is not None:
+            return f"no resolved calls from {callees_of}"
         return f"no callers of {callers_of}" if callers_of else "no hits"
     lines: list[str] = []
     for rank, hit in enumerate(hits, start=1):
-        if callers_of is not None:
+        if callees_of is not None:
+            lines.append(f"{rank}. {hit.id} {_where(hit)}")
+        elif callers_of is not None:
             lines.append(f"{rank}. depth {int(hit.explain.get('depth', 1))} {hit.id} {_where(hit)}")
         else:
             lines.append(f"{rank}. {hit.score:.3f} {hit.id} {_where(hit)}")
@@ -168,6 +176,24 @@ def code_callers(
         emit_json(hits)
     else:
         click.echo(render_code_hits(hits, callers_of=symbol))
+
+
+@code.command("callees")
+@click.argument("symbol")
+@click.option("--scope", default=None, help="The project, when SYMBOL is in several.")
+@json_option
+@click.pass_context
+def code_callees(ctx: click.Context, symbol: str, scope: str | None, as_json: bool) -> None:
+    """The symbols SYMBOL calls (resolved calls only), in the order of its first calls.
+
+    Example: recallbox code callees 'recallbox/box.py::Box.search_memory'
+    """
+    with open_box(ctx) as box:
+        hits = box.callees(symbol, scope=scope)
+    if as_json:
+        emit_json(hits)
+    else:
+        click.echo(render_code_hits(hits, callees_of=symbol))
 
 
 def register(group: click.Group) -> None:
