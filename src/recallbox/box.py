@@ -25,7 +25,7 @@ from recallbox.domains.messages import build_row, build_row_from_mapping, check_
 from recallbox.domains.other_memory import AnswerPool, search_memory
 from recallbox.domains.privacy import file_identity, normalize_source_path
 from recallbox.domains.threads import Answerer, keyword_answer
-from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_all
+from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_report
 from recallbox.embeddings import Embedder, resolve_embedder
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.search import search as run_search
@@ -33,6 +33,7 @@ from recallbox.storage import open_store
 from recallbox.storage.base import Store, SyncStore, require
 from recallbox.types import (
     DoctorReport,
+    EmbedReport,
     Generation,
     Hit,
     ImportProgress,
@@ -40,6 +41,7 @@ from recallbox.types import (
     Message,
     Page,
     Policy,
+    ResourceDirectory,
     Thread,
 )
 
@@ -116,6 +118,23 @@ class Box:
     def generations(self, channel: str) -> list[Generation]:
         """Every generation of a thread, in order."""
         return self.store.generations(self.thread(channel).channel)
+
+    def resource_directory(
+        self, channel: str, generation: int | None = None
+    ) -> ResourceDirectory | None:
+        """The resource directory of a generation (DESIGN §3.4), as a compaction summary lists
+        it; default the generation the latest compaction closed. Agent-facing: ``None`` for an
+        unknown thread or one the privacy policy denies.
+
+        Raises:
+            InvalidArgument: a bad channel or generation number.
+            NotFound: the thread has fewer generations.
+        """
+        return history.resource_directory(self.store, channel, generation)
+
+    def schema_version(self) -> int:
+        """The highest schema migration applied to the store."""
+        return self.store.schema_version()
 
     # -- writing ---------------------------------------------------------------------------
     def append(
@@ -243,9 +262,15 @@ class Box:
         """
         self.store.set_source_excluded(normalize_source_path(name), True, file_identity(name))
 
-    def include_source(self, name: str) -> None:
-        """Lift an exclusion made by :meth:`exclude_source`."""
+    def include_source(self, name: str) -> bool:
+        """Lift an exclusion made by :meth:`exclude_source`.
+
+        Returns:
+            Whether an exclusion was lifted (``False``: ``name`` was not excluded).
+        """
+        before = self.store.policy().excluded_sources
         self.store.set_source_excluded(normalize_source_path(name), False)
+        return self.store.policy().excluded_sources != before
 
     # -- transcript import -------------------------------------------------------------------
     def import_transcripts(
@@ -332,19 +357,39 @@ class Box:
         batch_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
-        """Embed every message that has no vector of the configured model yet; returns the count.
+        """Embed every row that has no vector of the configured model yet; returns the count
+        (:meth:`embed_report` says how many of each corpus).
 
-        Every registered domain with vectors is embedded in turn (messages, then transcript
-        chunks). Resumable and interruptible: each batch is committed on its own. ``rebuild``
-        first deletes the vectors of any other model; ``lazy`` embeds only what recall drilled
-        into (the hit-log). ``progress(done, total)`` is called after each batch.
+        Raises:
+            InvalidArgument: no embedder is configured.
+            SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
+        """
+        report = self.embed_report(
+            rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress
+        )
+        return report.total
+
+    def embed_report(
+        self,
+        *,
+        rebuild: bool = False,
+        lazy: bool = False,
+        batch_size: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EmbedReport:
+        """:meth:`embed_all`, reporting the vectors written per corpus (messages, transcript
+        chunks, and every other registered corpus with vectors, in registry order).
+
+        Resumable and interruptible: each batch is committed on its own. ``rebuild`` first
+        deletes the vectors of any other model; ``lazy`` embeds only what recall drilled into
+        (the hit-log). ``progress(done, total)`` is called after each batch of each corpus.
 
         Raises:
             InvalidArgument: no embedder is configured.
             SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
         """
         size = EMBED_BATCH_SIZE if batch_size is None else batch_size
-        return embed_all(
+        return embed_report(
             self.store,
             self.embedder,
             rebuild=rebuild,

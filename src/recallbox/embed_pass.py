@@ -3,8 +3,9 @@
 Nothing is embedded at write time. :func:`embed_corpus` embeds, in batches of
 :data:`EMBED_BATCH_SIZE`, every row of one corpus (messages, transcript chunks, …) that has no
 vector of the configured model yet (or whose text changed since), walking the rows in storage
-order with a cursor; :func:`embed_all` does so for the corpus of every registered domain that
-has vectors (``recallbox.domains.registry``), in ``DOMAINS`` order. An empty corpus gets no
+order with a cursor; :func:`embed_report` does so for the corpus of every registered domain
+that has vectors (``recallbox.domains.registry``), in ``DOMAINS`` order, and says how many
+vectors each corpus got (:func:`embed_all`: their total). An empty corpus gets no
 embedding space. Each batch is
 written in its own transaction, so an interrupted pass (Ctrl-C, a crash) loses at most the
 batch in flight and the next pass resumes where it stopped. A text the embedder answers
@@ -25,6 +26,7 @@ from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument
 from recallbox.search import message_space
 from recallbox.storage.base import EmbeddingSpace, EmbedTarget, VectorIndex, require
+from recallbox.types import EmbedReport
 
 #: Messages per embedder call and per write transaction.
 EMBED_BATCH_SIZE = 64
@@ -146,7 +148,7 @@ def embed_corpus(
     )
 
 
-def embed_all(
+def embed_report(
     store: object,
     embedder: Embedder | None,
     *,
@@ -154,8 +156,10 @@ def embed_all(
     drilled_only: bool = False,
     batch_size: int = EMBED_BATCH_SIZE,
     progress: Progress | None = None,
-) -> int:
-    """Embed every registered domain's corpus (``box.embed_all``); returns the vector count.
+) -> EmbedReport:
+    """Embed every registered domain's corpus (``box.embed_report``); the vectors written per
+    corpus, in :func:`~recallbox.domains.registry.vector_owners` order (every corpus listed,
+    ``0`` included).
 
     Raises:
         InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
@@ -165,8 +169,8 @@ def embed_all(
     embedder = _require_embedder(embedder)
     _check_batch_size(batch_size)
     vectors = require(store, VectorIndex)
-    return sum(
-        embed_corpus(
+    counts = {
+        owner: embed_corpus(
             vectors,
             embedder,
             owner,
@@ -176,4 +180,31 @@ def embed_all(
             progress=progress,
         )
         for owner in vector_owners()
-    )
+    }
+    return EmbedReport(model_id=embedder.model_id, counts=counts)
+
+
+def embed_all(
+    store: object,
+    embedder: Embedder | None,
+    *,
+    rebuild: bool = False,
+    drilled_only: bool = False,
+    batch_size: int = EMBED_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> int:
+    """:func:`embed_report`'s total (``box.embed_all``, DESIGN §9: the vector count).
+
+    Raises:
+        InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
+        SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
+        StoreUnavailable: the backend has no vectors.
+    """
+    return embed_report(
+        store,
+        embedder,
+        rebuild=rebuild,
+        drilled_only=drilled_only,
+        batch_size=batch_size,
+        progress=progress,
+    ).total

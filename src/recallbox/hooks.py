@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recallbox.box import Box
-from recallbox.domains.resources import extract_resources, instruction_line, render_directory
+from recallbox.domains.resources import instruction_line
 
 CLAUDE_CODE_FORMAT = "claude-code"
 # Claude Code keeps at most 10 000 characters of hook output in the context; stay under it.
@@ -38,16 +38,13 @@ def claude_code_channel(session_id: str) -> str:
 
 def resume_notice(box: Box, channel: str) -> str:
     """What the model reads after a compaction: where its old history is and how to get it."""
-    thread = box.store.get_thread(channel)
-    if thread is None or not box.store.thread_allowed(channel):
+    directory = box.resource_directory(channel)
+    if directory is None:
         return ""
-    closed = thread.generation_count - 1 if thread.generation_count >= 2 else 1
-    directory = render_directory(
-        extract_resources(box.store.iter_messages(channel, closed)), closed
-    )
     text = (
         f"recallbox: the history of this session before the compaction is stored verbatim in "
-        f"thread {channel} (generation {closed}).\n\n{directory}\n\n{instruction_line(channel)}"
+        f"thread {channel} (generation {directory.generation}).\n\n{directory.text}\n\n"
+        f"{instruction_line(channel)}"
     )
     if len(text) > HOOK_OUTPUT_MAX_CHARS:
         text = text[: HOOK_OUTPUT_MAX_CHARS - len(TRUNCATION_MARK)] + TRUNCATION_MARK

@@ -15,7 +15,13 @@ KINDS: tuple[str, ...] = ("message", "machine_event", "compaction_summary")
 
 @dataclass(frozen=True, slots=True)
 class Thread:
-    """One conversation, addressed by its unique ``channel``."""
+    """One conversation, addressed by its unique ``channel``.
+
+    ``last_activity`` is the greatest ``created_at`` of its messages, its creation time while
+    it has none (DESIGN §2; ``None`` only on a Thread built by hand). ``excluded``: its source
+    file is excluded by the stored policy (DESIGN §5 — person-facing renderings say so
+    instead of showing its text; ``quarantined`` is the thread's own flag).
+    """
 
     channel: str
     title: str | None
@@ -23,6 +29,8 @@ class Thread:
     created_at: datetime
     generation_count: int = 1
     message_count: int = 0
+    last_activity: datetime | None = None
+    excluded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,3 +405,28 @@ class Page:
     offset: int
     next_offset: int | None
     total_chars: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceDirectory:
+    """The resource directory of one generation (``box.resource_directory``, DESIGN §3.4):
+    the text the compaction summary lists, its heading included."""
+
+    channel: str
+    generation: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """What one embedding pass wrote (``box.embed_report``): ``counts`` maps each corpus with
+    vectors (``"message"``, ``"transcript_chunk"``, …, in registry order) to the vectors
+    written for it; ``model_id`` is the embedder's."""
+
+    model_id: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        """Vectors written over every corpus (what ``box.embed_all`` returns)."""
+        return sum(self.counts.values())

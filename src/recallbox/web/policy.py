@@ -31,7 +31,7 @@ class Action:
     name: str
     question: str
     done: str
-    verb: Callable[[Box, str], None]
+    verb: Callable[[Box, str], object]  # include_source says whether it lifted one
 
 
 ACTIONS: dict[str, Action] = {

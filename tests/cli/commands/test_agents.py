@@ -53,7 +53,7 @@ def test_session_start_after_compact_tells_the_model_where_to_search(
     r = hook(run, db, payload)
     channel = f"claude-code:{SESSION}"
     assert r.code == 0 and channel in r.out
-    assert "## 10. Resources used in generation 1" in r.out
+    assert "## Resources used in generation 1" in r.out
     assert f'search_memory(channel="{channel}", query="<resource name or path>")' in r.out
     assert len(r.out) <= HOOK_OUTPUT_MAX_CHARS + 1 < CLAUDE_HOOK_LIMIT_CHARS
     with recallbox.open(db) as box:

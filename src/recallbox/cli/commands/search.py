@@ -160,11 +160,11 @@ def _page_fields(page: Page) -> dict[str, object]:
 
 
 @click.command(cls=RecallboxCommand)
-@click.option("--all", "embed_all", is_flag=True, help="Embed every message without a vector.")
-@click.option("--lazy", is_flag=True, help="Embed only messages recall drilled into.")
+@click.option("--all", "embed_all", is_flag=True, help="Embed every row without a vector.")
+@click.option("--lazy", is_flag=True, help="Embed only what recall drilled into.")
 @click.option("--rebuild", is_flag=True, help="Drop vectors of any other model, then embed.")
 @click.option(
-    "--batch-size", type=click.IntRange(min=1), default=None, help="Messages per embedder call."
+    "--batch-size", type=click.IntRange(min=1), default=None, help="Rows per embedder call."
 )
 @embedder_option("minilm")
 @json_option
@@ -178,7 +178,10 @@ def embed(
     embedder: str,
     as_json: bool,
 ) -> None:
-    """Write message vectors (nothing is embedded at write time); resumable, Ctrl-C safe.
+    """Write vectors (nothing is embedded at write time); resumable, Ctrl-C safe.
+
+    Every corpus with vectors is embedded (messages, transcript chunks, …) and the report
+    says how many vectors each got.
 
     Example: recallbox embed --all --embedder minilm
     """
@@ -196,12 +199,27 @@ def embed(
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        count = box.embed_all(rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress)
-        model = box.embedder.model_id if box.embedder is not None else None
+        report = box.embed_report(
+            rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress
+        )
     if as_json:
-        emit_json({"embedded": count, "model_id": model, "lazy": lazy, "rebuild": rebuild})
+        emit_json(
+            {
+                "embedded": report.total,
+                "by_corpus": report.counts,
+                "model_id": report.model_id,
+                "lazy": lazy,
+                "rebuild": rebuild,
+            }
+        )
     else:
-        click.echo(f"embedded {count} message(s) with {model}")
+        kinds = ", ".join(f"{n} {corpus_label(c)}(s)" for c, n in report.counts.items())
+        click.echo(f"embedded {kinds or 'nothing'} with {report.model_id}")
+
+
+def corpus_label(corpus: str) -> str:
+    """How a corpus name reads in a report: ``transcript_chunk`` -> ``transcript chunk``."""
+    return corpus.replace("_", " ")
 
 
 def register(group: click.Group) -> None:

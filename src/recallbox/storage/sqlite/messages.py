@@ -36,6 +36,7 @@ from recallbox.storage.sqlite.rows import (
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_SEARCHABLE_SQL,
     THREAD_ALLOWED_SQL,
+    THREAD_SOURCE_ALLOWED_SQL,
 )
 from recallbox.storage.values import NewMessage, ReadableMessage, SearchRow
 from recallbox.types import Generation, Message, Thread
@@ -43,7 +44,8 @@ from recallbox.types import Generation, Message, Thread
 _THREAD_SELECT = (
     "SELECT t.channel, t.title, t.quarantined, t.created_at, "
     "(SELECT max(number) FROM generations g WHERE g.thread_id = t.id), "
-    "(SELECT count(*) FROM messages m WHERE m.thread_id = t.id) FROM threads t"
+    "(SELECT count(*) FROM messages m WHERE m.thread_id = t.id), t.last_activity, "
+    f"NOT {THREAD_SOURCE_ALLOWED_SQL} FROM threads t"
 )
 _INSERT_MESSAGE = (
     "INSERT INTO messages (uid, thread_id, generation_id, seq, role, kind, content, "
@@ -61,6 +63,8 @@ def _thread(row: Sequence[Any]) -> Thread:
         created_at=parse_time(row[3]),
         generation_count=int(row[4]),
         message_count=int(row[5]),
+        last_activity=parse_time(row[6]),
+        excluded=bool(row[7]),
     )
 
 
@@ -200,10 +204,13 @@ class ThreadMixin:
                 ids.append(uid)
                 seq += 1
                 latest = max(latest, created)
+            # DESIGN §2: the greatest created_at of the messages (the creation time only
+            # while the thread is empty), never the wall-clock time of the append.
+            was_empty = int(seq_row[0]) == 1
             conn.execute(
-                "UPDATE threads SET next_seq = ?, last_activity = max(last_activity, ?) "
-                "WHERE id = ?",
-                (seq, latest, thread),
+                "UPDATE threads SET next_seq = ?, last_activity = "
+                "CASE WHEN ? THEN ? ELSE max(last_activity, ?) END WHERE id = ?",
+                (seq, int(was_empty and bool(rows)), latest, latest, thread),
             )
             return _messages_by_uid(conn, ids)
 
