@@ -1,7 +1,9 @@
 """Schema of the SQLite backend: numbered migrations and the full-text index definitions.
 
 Migrations are plain lists of statements, applied in order, one ``BEGIN IMMEDIATE``
-transaction each, and recorded in ``schema_migrations``. A database whose highest recorded
+transaction each, and recorded in ``schema_migrations``; a long data migration is a
+:data:`DataStep` instead, which commits in batches, resumes after an interruption and is
+recorded once it has finished. A database whose highest recorded
 migration is above :data:`LATEST_VERSION` was written by a newer recallbox and is refused.
 
 Full-text indexes are external-content FTS5 tables kept in sync by triggers that delete with
@@ -11,7 +13,17 @@ definitions live in :data:`FTS_INDEXES` so ``doctor --repair`` can recreate them
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recallbox.storage.sqlite.connection import ConnectionPool
+
+#: A migration is a list of statements run in one transaction, or a data step that commits
+#: its own batches and can be run again after an interruption (it resumes where it stopped).
+DataStep = Callable[["ConnectionPool"], None]
+Steps = list[str] | DataStep
 
 ROLE_CHECK = "role IN ('user', 'assistant', 'tool', 'system')"
 KIND_CHECK = "kind IN ('message', 'machine_event', 'compaction_summary')"
@@ -134,7 +146,7 @@ _M001_CORE = [
 ]
 
 # (version, name, statements). Numbers are shared with the PostgreSQL backend.
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
+MIGRATIONS: list[tuple[int, str, Steps]] = [
     (1, "core threads, generations, messages and their FTS5 indexes", _M001_CORE),
 ]
 
@@ -279,4 +291,28 @@ _M004_EXCLUSIONS = [
     "CREATE INDEX excluded_sources_name ON excluded_sources (name)",
 ]
 MIGRATIONS.append((4, "source exclusions keyed by their normalised path", _M004_EXCLUSIONS))
+
+#: Transcript threads keyed by the session id inside the file (#17): a record of a file may
+#: *mirror* the same record of another file of the session (a copied transcript), and the
+#: ledger finds a record by thread and key.
+_M005_MIRRORS = [
+    "ALTER TABLE import_records ADD COLUMN mirror INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX import_records_by_channel ON import_records (channel, record_key)",
+]
+MIGRATIONS.append((5, "import records may mirror another file's, found by thread", _M005_MIRRORS))
+
+
+def _merge_session_threads(pool: ConnectionPool) -> None:
+    from recallbox.storage.sqlite.session_merge import merge_session_threads
+
+    merge_session_threads(pool)
+
+
+#: The data part (#17): threads a release before it keyed by a Claude Code file's name are
+#: renamed to the session id inside the file, or merged into the thread of that session when
+#: another file already fed it (by record key: no message lost, none twice); every thread's
+#: ``last_activity`` becomes its newest message's time (DESIGN §2).
+MIGRATIONS.append(
+    (6, "transcript threads keyed by session id; last activity", _merge_session_threads)
+)
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

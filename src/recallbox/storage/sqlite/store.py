@@ -40,6 +40,13 @@ def _applied_version(conn: apsw.Connection) -> int:
     return int(row[0] or 0) if row else 0
 
 
+def _record_migration(conn: apsw.Connection, version: int, name: str) -> None:
+    conn.execute(
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+        (version, name, now()),
+    )
+
+
 def _is_applied(conn: apsw.Connection, version: int) -> bool:
     row = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone()
     return row is not None
@@ -87,16 +94,19 @@ class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, Chu
                 f"recallbox (this one knows up to {LATEST_VERSION}); upgrade recallbox "
                 "(pip install -U recallbox) to open it"
             )
-        for version, name, statements in MIGRATIONS:
+        for version, name, steps in MIGRATIONS:
             with self.pool.transaction() as conn:
                 if _is_applied(conn, version):
                     continue
-                for statement in statements:
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (version, name, now()),
-                )
+                if not callable(steps):
+                    for statement in steps:
+                        conn.execute(statement)
+                    _record_migration(conn, version, name)
+                    continue
+            steps(self.pool)  # a data step: commits its own batches, resumes when run again
+            with self.pool.transaction() as conn:
+                if not _is_applied(conn, version):
+                    _record_migration(conn, version, name)
 
     # -- privacy policy --------------------------------------------------------------------
     def set_quarantined(self, channel: str, quarantined: bool) -> None:
