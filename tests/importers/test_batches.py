@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from snapshots import Snapshot, snapshot  # tests/importers/snapshots.py
 
 import recallbox
 from recallbox.importers import sync as sync_module
@@ -24,32 +25,6 @@ PROJECT = Path("claude-code/projects/-home-dev-app")
 WRAPPED_FILE = Path(
     "codex/sessions/2025/10/29/rollout-2025-10-29T01-00-00-019a2d7a-0000-7000-8000-00000000c0de.jsonl"
 )
-
-Snapshot = dict[str, tuple[Any, ...]]
-
-
-def snapshot(box: recallbox.Box) -> Snapshot:
-    """Every thread: title, generations and its messages as stored (ids left out)."""
-    out: Snapshot = {}
-    for thread in box.threads():
-        messages = box.messages(thread.channel)
-        line = {m.id: m.metadata.get("line_start") for m in messages}
-        rows = tuple(
-            (
-                m.generation,
-                m.metadata.get("line_start"),
-                m.role,
-                m.kind,
-                m.model_visible,
-                line.get(m.superseded_by) if m.superseded_by else None,
-                m.content,
-                m.tool_calls,
-                m.tool_call_id,
-            )
-            for m in messages
-        )
-        out[thread.channel] = (thread.title, thread.generation_count, thread.last_activity, rows)
-    return out
 
 
 def chunk_ids(box: recallbox.Box) -> list[str]:

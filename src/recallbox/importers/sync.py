@@ -90,6 +90,9 @@ COMMIT_EVERY_RECORDS = 500
 COMMIT_EVERY_SECONDS = 0.2
 """… or once a batch has held the write lock this long (big records, a slow disk): a live
 ``append`` waits at most about this long for an import."""
+BATCH_PAUSE_SECONDS = 0.005
+"""Between two batches the sync sleeps this long, so a writer waiting for the lock (it retries
+every ``BUSY_POLL_S``, 2 ms) gets it before the next batch begins."""
 PARTIAL_SIZE = -1
 """The ``size`` a file's ledger row keeps while its sync is in progress (never a file's size,
 so the file is never taken for unchanged before it was read to the end)."""
@@ -292,6 +295,7 @@ class _FileSync:
                 file = self._save(file, stat, sync_id, done=done, rewrite=rewrite)
             if done:
                 return self._report(status, file)
+            time.sleep(BATCH_PAUSE_SECONDS)
             # Trigger: a batch that ended where it began (a compaction boundary waiting for
             # its summary for more than a batch of records). Why: the next batch would start
             # there again. Outcome: it reads on until the summary, however far that is.
