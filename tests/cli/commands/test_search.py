@@ -29,14 +29,18 @@ def test_search_and_embed(db: str, run) -> None:
     r = run("--db", db, "search", "deploy", "--embedder", "hash", "--json")
     assert r.code == 0 and r.json()[0]["vector"] is not None
     r = run("--db", db, "embed", "--lazy", "--embedder", "hash")
-    assert r.code == 0 and "embedded 0 message(s)" in r.out
+    assert r.code == 0 and ", 0 messages, " in r.out
 
 
 def test_embed_progress_never_reaches_stdout(db: str, run) -> None:
     run("--db", db, "append", "ops", "user", "deploy")
     r = run("--db", db, "embed", "--all", "--embedder", "hash")
     assert r.code == 0
-    assert re.fullmatch(r"embedded 1 message\(s\), 0 transcript chunk\(s\) with \S+\n", r.out)
+    assert re.fullmatch(
+        r"embedded 0 memory entries, 0 knowledge sections, 1 message, 0 transcript chunks "
+        r"with \S+\n",
+        r.out,
+    )
 
 
 def test_search_runtime_errors_exit_1(db: str, run) -> None:
@@ -45,7 +49,7 @@ def test_search_runtime_errors_exit_1(db: str, run) -> None:
     r = run("--db", db, "search", "deploy", "--embedder", "minilm")
     assert r.code == 1 and "recallbox embed --rebuild" in r.error_line
     r = run("--db", db, "embed", "--rebuild", "--embedder", "hash")
-    assert r.code == 0 and "embedded 0 message(s)" in r.out
+    assert r.code == 0 and ", 0 messages, " in r.out
 
 
 @pytest.mark.parametrize(
@@ -53,7 +57,7 @@ def test_search_runtime_errors_exit_1(db: str, run) -> None:
     [
         (("search", "x", "--limit", "0"), "0 is not in the range x>=1"),
         (("search", "x", "--domain", "bogus"), "bogus"),
-        (("search", "x", "--domain", "memory"), "not available yet"),
+        (("search", "x", "--domain", "code"), "not available yet"),
         (("read", "m_0000000000000000", "--offset", "-1"), "-1 is not in the range x>=0"),
         (("read", "m_0000000000000000", "--view", "raw"), "'raw' is not one of"),
         (("embed",), "choose one of --all, --lazy"),
@@ -134,14 +138,21 @@ def test_embed_reports_each_kind(tmp_path: Path, run, fixtures: Path) -> None:
     run("--db", db, "import", "claude-code", str(fixtures / "claude-code" / "projects"))
     r = run("--db", db, "embed", "--all", "--embedder", "hash", "--json")
     counts = r.json()["by_corpus"]
-    assert r.code == 0 and list(counts) == ["message", "transcript_chunk"]
+    assert r.code == 0 and list(counts) == [
+        "memory_entry",
+        "section",
+        "message",
+        "transcript_chunk",
+    ]
     assert counts["message"] > 0 and counts["transcript_chunk"] > 0
     assert r.json()["embedded"] == counts["message"] + counts["transcript_chunk"]
     with recallbox.open(db, embedder="hash") as box:
         assert box.embed_all() == 0  # the Python API still returns the total int
     run("--db", db, "embed", "--rebuild", "--embedder", "hash")
     r = run("--db", db, "embed", "--all", "--rebuild", "--embedder", "hash")
-    assert r.out.startswith("embedded 0 message(s), 0 transcript chunk(s) with ")
+    assert r.out.startswith(
+        "embedded 0 memory entries, 0 knowledge sections, 0 messages, 0 transcript chunks with "
+    )
 
 
 @pytest.mark.parametrize(

@@ -40,8 +40,9 @@ def render_hits(hits: list[Hit]) -> str:
             legs.append(f"k={hit.keyword:.3f}")
         if hit.vector is not None:
             legs.append(f"v={hit.vector:.3f}")
+        where = hit.channel if hit.channel is not None else hit.source
         lines.append(
-            f"{rank}. {hit.score:.3f} {hit.id} [{hit.channel}] {hit.role or ''} ({' '.join(legs)})"
+            f"{rank}. {hit.score:.3f} {hit.id} [{where}] {hit.role or ''} ({' '.join(legs)})"
         )
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
     return "\n".join(lines)
@@ -53,10 +54,12 @@ def render_hits(hits: list[Hit]) -> str:
     "--domain",
     default="sessions",
     show_default=True,
-    help="memory, knowledge, sessions, transcripts or code (sessions and transcripts in "
-    "this version).",
+    help="memory, knowledge, sessions, transcripts or code.",
 )
 @click.option("--channel", default=None, help="Only this thread.")
+@click.option(
+    "--scope", default=None, help="knowledge: this project's documents plus the global library."
+)
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -73,6 +76,7 @@ def search(
     query: str,
     domain: str,
     channel: str | None,
+    scope: str | None,
     limit: int,
     no_embed: bool,
     embedder: str | None,
@@ -84,7 +88,12 @@ def search(
     """
     with open_box(ctx, embedder=embedder) as box:
         hits = box.search(
-            query, domain=domain, channel=channel, limit=limit, allow_embed=not no_embed
+            query,
+            domain=domain,
+            channel=channel,
+            limit=limit,
+            allow_embed=not no_embed,
+            scope=scope,
         )
     if as_json:
         emit_json(hits)
@@ -213,13 +222,22 @@ def embed(
             }
         )
     else:
-        kinds = ", ".join(f"{n} {corpus_label(c)}(s)" for c, n in report.counts.items())
+        kinds = ", ".join(corpus_count(c, n) for c, n in report.counts.items())
         click.echo(f"embedded {kinds or 'nothing'} with {report.model_id}")
 
 
-def corpus_label(corpus: str) -> str:
-    """How a corpus name reads in a report: ``transcript_chunk`` -> ``transcript chunk``."""
-    return corpus.replace("_", " ")
+CORPUS_NOUNS = {
+    "memory_entry": ("memory entry", "memory entries"),
+    "section": ("knowledge section", "knowledge sections"),
+}
+"""How a corpus reads in a report where its name does not (``message`` -> ``messages``)."""
+
+
+def corpus_count(corpus: str, count: int) -> str:
+    """``count`` rows of ``corpus`` in words: ``1 message``, ``3 transcript chunks``."""
+    name = corpus.replace("_", " ")
+    one, many = CORPUS_NOUNS.get(corpus, (name, f"{name}s"))
+    return f"{count} {one if count == 1 else many}"
 
 
 def register(group: click.Group) -> None:

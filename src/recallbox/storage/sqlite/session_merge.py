@@ -1,4 +1,4 @@
-"""Migration 6 (#17): transcript threads keyed by the session id inside the file.
+"""The session-key migration (#17): transcript threads keyed by the session id inside the file.
 
 Before #17 a Claude Code session file became the thread ``claude-code:<file stem>``, so a copy
 of a session under another name became a second thread holding every message again. Now a
