@@ -5,7 +5,7 @@ Nothing is embedded at write time. :func:`embed_corpus` embeds, in batches of
 vector of the configured model yet (or whose text changed since), walking the rows in storage
 order with a cursor; :func:`embed_report` does so for the corpus of every registered domain
 that has vectors (``recallbox.domains.registry``), in ``DOMAINS`` order, and says how many
-vectors each corpus got (:func:`embed_all`: their total). An empty corpus gets no
+vectors each corpus got (``box.embed_all``: their total). An empty corpus gets no
 embedding space. Each batch is
 written in its own transaction, so an interrupted pass (Ctrl-C, a crash) loses at most the
 batch in flight and the next pass resumes where it stopped. A text the embedder answers
@@ -182,29 +182,3 @@ def embed_report(
         for owner in vector_owners()
     }
     return EmbedReport(model_id=embedder.model_id, counts=counts)
-
-
-def embed_all(
-    store: object,
-    embedder: Embedder | None,
-    *,
-    rebuild: bool = False,
-    drilled_only: bool = False,
-    batch_size: int = EMBED_BATCH_SIZE,
-    progress: Progress | None = None,
-) -> int:
-    """:func:`embed_report`'s total (``box.embed_all``, DESIGN §9: the vector count).
-
-    Raises:
-        InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
-        SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
-        StoreUnavailable: the backend has no vectors.
-    """
-    return embed_report(
-        store,
-        embedder,
-        rebuild=rebuild,
-        drilled_only=drilled_only,
-        batch_size=batch_size,
-        progress=progress,
-    ).total

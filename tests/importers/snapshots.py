@@ -9,25 +9,35 @@ import recallbox
 Snapshot = dict[str, tuple[Any, ...]]
 
 
+def stored_rows(box: recallbox.Box, channel: str) -> list[tuple[Any, ...]]:
+    """A thread's messages as stored, ids left out (a superseded one names its replacement by
+    the replacement's source line)."""
+    messages = box.messages(channel)
+    line_of = {m.id: m.metadata.get("line_start") for m in messages}
+    return [
+        (
+            m.generation,
+            m.metadata.get("line_start"),
+            m.role,
+            m.kind,
+            m.model_visible,
+            line_of.get(m.superseded_by) if m.superseded_by else None,
+            m.content,
+            m.tool_calls,
+            m.tool_call_id,
+        )
+        for m in messages
+    ]
+
+
 def snapshot(box: recallbox.Box) -> Snapshot:
     """Every thread: title, generations and its messages as stored (ids left out)."""
-    out: Snapshot = {}
-    for thread in box.threads():
-        messages = box.messages(thread.channel)
-        line = {m.id: m.metadata.get("line_start") for m in messages}
-        rows = tuple(
-            (
-                m.generation,
-                m.metadata.get("line_start"),
-                m.role,
-                m.kind,
-                m.model_visible,
-                line.get(m.superseded_by) if m.superseded_by else None,
-                m.content,
-                m.tool_calls,
-                m.tool_call_id,
-            )
-            for m in messages
+    return {
+        thread.channel: (
+            thread.title,
+            thread.generation_count,
+            thread.last_activity,
+            tuple(stored_rows(box, thread.channel)),
         )
-        out[thread.channel] = (thread.title, thread.generation_count, thread.last_activity, rows)
-    return out
+        for thread in box.threads()
+    }
