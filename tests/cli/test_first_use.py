@@ -13,15 +13,18 @@ import recallbox
 
 NOT_A_DB = "this is not a database\n"
 TRACEBACK = "Traceback (most recent call last)"
+UNWRITABLE = Path("/proc/recallbox-first-use/x.db")
 
 # (item, database, args, exit code, words of the fix, whether the command takes --json).
 # database: "good" an initialised one, "notadb" a text file, "dir" a directory, "typo" a path
-# under a missing folder, "damaged" one whose trigram index is broken, "" the empty --db.
+# under a missing folder, "unwritable" one in /proc, "damaged" one whose trigram index is broken, "" the empty --db.
 CASES = [
     ("2", "notadb", ("search", "foo"), 1, "not a recallbox database", True),
     ("2", "notadb", ("search-memory", "foo"), 1, "not a recallbox database", True),
     ("2", "notadb", ("thread", "list"), 1, "not a recallbox database", True),
     ("2", "dir", ("search", "foo"), 1, "--db takes a database file", True),
+    ("2", "unwritable", ("init",), 1, "choose a writable location", True),
+    ("2", "unwritable", ("append", "ops", "user", "hi"), 1, "choose a writable location", True),
     ("2", "damaged", ("search-memory", "pg-primary"), 1, "run `recallbox doctor --repair`", True),
     ("2", "good", ("mcp", "--http", "--port", "99999"), 2, "--port", False),
     ("2", "notadb", ("mcp",), 1, "not a recallbox database", False),
@@ -51,6 +54,8 @@ def database(kind: str, tmp_path: Path) -> str:
         path.write_text(NOT_A_DB, encoding="utf-8")
     elif kind == "dir":
         path.mkdir()
+    elif kind == "unwritable":  # a location no one can write to, root included (tests run as root)
+        path = UNWRITABLE
     elif kind == "typo":
         path = tmp_path / "typo" / "x.db"
     elif kind == "damaged":
