@@ -174,3 +174,22 @@ def test_reimporting_the_same_data_never_grows_the_file(tmp_path: Path, fixtures
             sizes.append(db.stat().st_size)
     page = 4096
     assert max(sizes[1:]) - min(sizes[1:]) <= 2 * page, sizes
+
+
+@given(
+    size=st.integers(sync_module.MIN_BATCH_RECORDS, sync_module.COMMIT_EVERY_RECORDS),
+    records=st.integers(0, 10_000),
+    seconds=st.floats(0, 100, allow_nan=False),
+)
+def test_a_slow_batch_makes_the_next_one_smaller(size: int, records: int, seconds: float) -> None:
+    """#14 item 2: a batch whose writes held the lock past COMMIT_EVERY_SECONDS (the reading
+    deadline does not see them) shrinks the next in proportion; a quick one lets it grow."""
+    after = sync_module.next_batch_size(size, records, seconds)
+    assert sync_module.MIN_BATCH_RECORDS <= after <= sync_module.COMMIT_EVERY_RECORDS
+    if records and seconds > sync_module.COMMIT_EVERY_SECONDS:
+        assert after <= size
+        assert after == sync_module.MIN_BATCH_RECORDS or (
+            after * seconds <= records * sync_module.COMMIT_EVERY_SECONDS + seconds
+        )
+    else:
+        assert after >= size

@@ -12,7 +12,8 @@ Per file (DESIGN §4.5, principle 8):
   marked superseded. The engine never deletes a message.
 
 A streamed file imports in **batches**: every :data:`COMMIT_EVERY_RECORDS` records (or
-:data:`COMMIT_EVERY_SECONDS`, whichever comes first) the sync
+:data:`COMMIT_EVERY_SECONDS`, whichever comes first; fewer records when a batch's writes took
+longer, :func:`next_batch_size`) the sync
 finishes what it has read (branches resolved, chunks rebuilt, thread dates set) and commits it
 with the file's cursor and reader state in the same transaction, so the write lock is never
 held for long (a live ``append`` or ``read_message`` goes on during a long import) and an
@@ -88,8 +89,11 @@ DRAIN_EVERY_LINES = 256
 COMMIT_EVERY_RECORDS = 500
 """A streamed file is committed, with its cursor, after this many records at most."""
 COMMIT_EVERY_SECONDS = 0.2
-"""… or once a batch has held the write lock this long (big records, a slow disk): a live
-``append`` waits at most about this long for an import."""
+"""… or once a batch has read for this long; a batch that held the write lock longer (its
+writes included) makes the next one smaller (:func:`next_batch_size`): a live ``append``
+waits about this long for an import."""
+MIN_BATCH_RECORDS = 16
+"""The smallest batch :func:`next_batch_size` makes."""
 BATCH_PAUSE_SECONDS = 0.005
 """Between two batches the sync sleeps this long, so a writer waiting for the lock (it retries
 every ``BUSY_POLL_S``, 2 ms) gets it before the next batch begins."""
@@ -164,6 +168,18 @@ def _sync_file(
         except _LedgerMoved:
             continue
     return _FileSync(store, format, item, tracker).run()
+
+
+def next_batch_size(size: int, records: int, seconds: float) -> int:
+    """The record limit of the next batch: smaller in proportion when this one (``records``
+    records) held the write lock over :data:`COMMIT_EVERY_SECONDS` — big records, a slow or
+    busy disk: the time goes into writing and indexing, which the reading deadline does not
+    see —, never below :data:`MIN_BATCH_RECORDS`; else twice as large, up to
+    :data:`COMMIT_EVERY_RECORDS`."""
+    if records and seconds > COMMIT_EVERY_SECONDS:
+        fitting = int(records * COMMIT_EVERY_SECONDS / seconds)
+        return max(MIN_BATCH_RECORDS, min(size, fitting))
+    return min(COMMIT_EVERY_RECORDS, size * 2)
 
 
 def _describe(exc: Exception) -> str:
@@ -263,16 +279,18 @@ class _FileSync:
     def _stream(
         self, known: ImportFile | None, status: str, hasher: Any, stat: os.stat_result
     ) -> FileImportReport:
-        """Read a streamed file in batches of :data:`COMMIT_EVERY_RECORDS` records, each
-        committed with the cursor (see the module docstring)."""
+        """Read a streamed file in batches of at most :data:`COMMIT_EVERY_RECORDS` records,
+        each committed with the cursor (see the module docstring)."""
         resumed = known.state.get(RESYNC_PASS_KEY) if known is not None else None
         resuming = status == STATUS_APPENDED and isinstance(resumed, int)
         rewrite = status == STATUS_RESYNCED or resuming
         sync_id = resumed if resuming else (known.sync_count if known is not None else 0) + 1
         assert isinstance(sync_id, int)
         file = known
-        limit: int | None = COMMIT_EVERY_RECORDS
+        size = COMMIT_EVERY_RECORDS
+        limit: int | None = size
         while True:
+            began, records = time.monotonic(), self.counts.records
             with self.store.transaction():
                 if file is known:
                     file = self._start(known, status)
@@ -299,7 +317,8 @@ class _FileSync:
             # Trigger: a batch that ended where it began (a compaction boundary waiting for
             # its summary for more than a batch of records). Why: the next batch would start
             # there again. Outcome: it reads on until the summary, however far that is.
-            limit = None if file.cursor_bytes <= start else COMMIT_EVERY_RECORDS
+            size = next_batch_size(size, self.counts.records - records, time.monotonic() - began)
+            limit = None if file.cursor_bytes <= start else size
             if self._held:  # the cursor went back to the waiting line: hash the prefix again
                 hasher = prefix_hasher(self.path, file.cursor_bytes)
 
