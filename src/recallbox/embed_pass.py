@@ -24,8 +24,9 @@ from collections.abc import Callable, Sequence
 from recallbox.domains.registry import vector_owners
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument
+from recallbox.hitlog import CONSUMER_EMBED as EMBED_CONSUMER
 from recallbox.search import message_space
-from recallbox.storage.base import EmbeddingSpace, EmbedTarget, VectorIndex, require
+from recallbox.storage.base import EmbeddingSpace, EmbedTarget, HitLog, VectorIndex, require
 from recallbox.types import EmbedReport
 
 #: Messages per embedder call and per write transaction.
@@ -169,6 +170,9 @@ def embed_report(
     embedder = _require_embedder(embedder)
     _check_batch_size(batch_size)
     vectors = require(store, VectorIndex)
+    log = require(store, HitLog)
+    # The drills up to here are consumed once the pass ends: hit-log rotation may drop them.
+    mark = log.hit_high_water()
     counts = {
         owner: embed_corpus(
             vectors,
@@ -181,4 +185,5 @@ def embed_report(
         )
         for owner in vector_owners()
     }
+    log.advance_hit_watermark(EMBED_CONSUMER, mark)
     return EmbedReport(model_id=embedder.model_id, counts=counts)

@@ -230,6 +230,10 @@ def merge_thread(
         {"seq": seq, "source": source_id, "target": target_id},
     )
     conn.execute("DELETE FROM generations WHERE thread_id = ?", (source_id,))
+    # The session's stored tool outputs (#12, an earlier migration) follow its messages.
+    conn.execute(
+        "UPDATE tool_outputs SET thread_id = ? WHERE thread_id = ?", (target_id, source_id)
+    )
     try:
         with _savepoint(conn):
             conn.execute("DELETE FROM threads WHERE id = ?", (source_id,))
