@@ -16,6 +16,7 @@ import click
 from recallbox import __version__
 from recallbox.cli.commands import (
     agents,
+    code,
     imports,
     knowledge,
     maintenance,
@@ -94,7 +95,18 @@ def cli() -> None:
     """
 
 
-for _module in (threads, policy, imports, search, agents, maintenance, memory, knowledge, recall):
+for _module in (
+    threads,
+    policy,
+    imports,
+    search,
+    agents,
+    maintenance,
+    memory,
+    knowledge,
+    code,
+    recall,
+):
     _module.register(cli)
 
 

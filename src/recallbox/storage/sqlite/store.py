@@ -12,6 +12,7 @@
 | ``TranscriptChunks`` | ``chunks.py`` |
 | ``KnowledgeStore`` | ``sections.py`` |
 | ``MemoryStore`` | ``memory.py`` |
+| ``CodeStore`` | ``code.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
@@ -28,6 +29,7 @@ from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite import fts, literal
 from recallbox.storage.sqlite.chunks import ChunksMixin
+from recallbox.storage.sqlite.code import CodeMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.hitlog import HitLogMixin
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
@@ -71,6 +73,7 @@ class SQLiteStore(
     MemoryMixin,
     HitLogMixin,
     ToolOutputsMixin,
+    CodeMixin,
 ):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
