@@ -1,4 +1,4 @@
-"""The transcripts behind ``fixtures/pre-session-keys/recall.db``: a database written by the
+"""The transcripts behind ``fixtures/pre-session-keys/recall.sqlite``: a database written by the
 release before threads were keyed by the session id inside the file (#17 item 9), which named a
 Claude Code thread after its file. :func:`write_transcripts` lays the files out under a
 directory; the same function made the database (``fixtures/pre-session-keys/make_db.py``).
@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
-OLD_DB = FIXTURES / "pre-session-keys" / "recall.db"
+OLD_DB = FIXTURES / "pre-session-keys" / "recall.sqlite"
 SESSION = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
 NOTES_SESSION = "0b5e55ed-0000-4000-8000-00000000a0b5"
 

@@ -504,7 +504,7 @@ _M_MIRRORS = [
     "ALTER TABLE import_records ADD COLUMN mirror INTEGER NOT NULL DEFAULT 0",
     "CREATE INDEX import_records_by_channel ON import_records (channel, record_key)",
 ]
-MIGRATIONS.append((7, "import records may mirror another file's, found by thread", _M_MIRRORS))
+MIGRATIONS.append((8, "import records may mirror another file's, found by thread", _M_MIRRORS))
 
 
 def _merge_session_threads(pool: ConnectionPool) -> None:
@@ -518,6 +518,6 @@ def _merge_session_threads(pool: ConnectionPool) -> None:
 #: another file already fed it (by record key: no message lost, none twice); every thread's
 #: ``last_activity`` becomes its newest message's time (DESIGN §2).
 MIGRATIONS.append(
-    (8, "transcript threads keyed by session id; last activity", _merge_session_threads)
+    (9, "transcript threads keyed by session id; last activity", _merge_session_threads)
 )
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
