@@ -11,6 +11,7 @@ import pytest
 import recallbox
 from recallbox import THREAD_SEARCH_MAX_CHARS
 from recallbox.domains.message_view import MESSAGE_HEADER
+from recallbox.domains.registry import vector_owners
 
 CLI_CONTINUE = re.compile(r"^Continue with `recallbox read (m_[0-9a-f]+) --offset (\d+)`\.$")
 
@@ -38,8 +39,8 @@ def test_embed_progress_never_reaches_stdout(db: str, run) -> None:
     r = run("--db", db, "embed", "--all", "--embedder", "hash")
     assert r.code == 0
     assert re.fullmatch(
-        r"embedded 0 memory entries, 0 knowledge sections, 1 message, 0 transcript chunks "
-        r"with \S+\n",
+        r"embedded 0 memory entries, 0 knowledge sections, 1 message, 0 transcript chunks, "
+        r"0 code symbols with \S+\n",
         r.out,
     )
 
@@ -141,12 +142,7 @@ def test_embed_reports_each_kind(tmp_path: Path, run, fixtures: Path) -> None:
     run("--db", db, "import", "claude-code", str(fixtures / "claude-code" / "projects"))
     r = run("--db", db, "embed", "--all", "--embedder", "hash", "--json")
     counts = r.json()["by_corpus"]
-    assert r.code == 0 and list(counts) == [
-        "memory_entry",
-        "section",
-        "message",
-        "transcript_chunk",
-    ]
+    assert r.code == 0 and list(counts) == list(vector_owners())  # every corpus, in order
     assert counts["message"] > 0 and counts["transcript_chunk"] > 0
     assert r.json()["embedded"] == counts["message"] + counts["transcript_chunk"]
     with recallbox.open(db, embedder="hash") as box:
@@ -154,7 +150,8 @@ def test_embed_reports_each_kind(tmp_path: Path, run, fixtures: Path) -> None:
     run("--db", db, "embed", "--rebuild", "--embedder", "hash")
     r = run("--db", db, "embed", "--all", "--rebuild", "--embedder", "hash")
     assert r.out.startswith(
-        "embedded 0 memory entries, 0 knowledge sections, 0 messages, 0 transcript chunks with "
+        "embedded 0 memory entries, 0 knowledge sections, 0 messages, 0 transcript chunks, "
+        "0 code symbols with "
     )
 
 
