@@ -113,3 +113,31 @@ def test_writers_and_mcp_create_the_database_a_reader_refuses(tmp_path: Path, ru
     db = tmp_path / "new" / "x.db"
     r = run("--db", str(db), "append", "ops", "user", "hi")
     assert r.code == 0 and db.exists() and f"created database {db}" in r.err
+
+
+HUGE_CHARS = 100_000
+OUTPUT_MAX_CHARS = 12_000
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("recall", "{}", "--json"),
+        ("recall", "{}"),
+        ("search-memory", "{}", "--json"),
+        ("search", "{}", "--json"),
+        ("read", "{}", "--json"),
+        ("recall-context", "{}", "--json"),
+        ("recall-context", "x", "--source", "{}", "--json"),
+        ("code", "search", "{}", "--json"),
+        ("thread", "show", "{}", "--json"),
+    ],
+)
+def test_a_huge_argument_never_makes_an_output_over_the_cap(
+    tmp_path: Path, run, args: tuple[str, ...]
+) -> None:
+    """cli-smoke "OVER CAP": `recall QUERY --json` echoed a 100 000-character query whole."""
+    db = database("good", tmp_path)
+    huge = "x" * HUGE_CHARS
+    result = run("--db", db, *(huge if a == "{}" else a for a in args))
+    assert result.code in (0, 1) and len(result.out) <= OUTPUT_MAX_CHARS

@@ -9,6 +9,7 @@ import click
 from recallbox.cli.shared import (
     RecallboxCommand,
     RecallboxGroup,
+    clip,
     emit_json,
     json_option,
     jsonable,
@@ -91,7 +92,7 @@ def recall(
             scope=scope,
         )
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "query": clip(query)})  # an echo: cut like every echo
     else:
         click.echo(result.render())
 

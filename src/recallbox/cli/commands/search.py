@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from recallbox.cli.shared import RecallboxCommand, emit_json, json_option, open_box, usage_error
+from recallbox.cli.shared import (
+    RecallboxCommand,
+    clip,
+    emit_json,
+    json_option,
+    open_box,
+    usage_error,
+)
 
 if TYPE_CHECKING:
     from recallbox.types import Hit, Page
@@ -116,7 +123,7 @@ def search_memory(ctx: click.Context, query: str, channel: str | None, as_json: 
     with open_box(ctx) as box:
         result = box.search_memory(query, channel)
     if as_json:
-        emit_json({"query": query, "channel": channel, "result": result})
+        emit_json({"query": clip(query), "channel": channel, "result": result})  # an echo: cut
     else:
         click.echo(result)
 
