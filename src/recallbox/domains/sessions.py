@@ -104,7 +104,7 @@ def _hit(row: SearchRow, fused: Fused, query: FtsQuery) -> Hit:
     return Hit(
         id=row.id,
         score=fused.score,
-        text=excerpt(row.content, query.terms, query.literals),
+        text=excerpt(row.content, query.terms or query.symbols, query.literals),
         domain=DOMAIN,
         channel=row.channel,
         created_at=row.created_at,

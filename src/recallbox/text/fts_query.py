@@ -65,7 +65,7 @@ class FtsQuery:
     ``lexical`` is what a store searches: one phrase per word of ``terms`` (query order).
     ``terms`` are the kept words (excerpts centre on them); ``literals`` the identifier words
     to recheck. ``symbols``: when no word holds a letter or digit, the words made only of
-    symbols (``🚀``), searched literally instead (then also the ``terms``).
+    symbols (``🚀``), searched literally instead (excerpts centre on them).
     """
 
     lexical: LexicalQuery = NOTHING
@@ -122,8 +122,11 @@ def query_words(query: str) -> list[str]:
 
 def symbol_words(query: str) -> tuple[str, ...]:
     """The distinct words of ``query`` with no letter or digit (``🚀``, ``=>``), without
-    surrounding quotes."""
-    stripped = (w.strip(_QUOTE_CHARS) for w in normalize_text(query).split())
+    surrounding quotes, FTS5 operators and trailing sentence punctuation (``***`` is none)."""
+    edges = _QUOTE_CHARS + "*^"
+    stripped = (
+        w.lstrip(edges).rstrip(edges + ".,;:!?\u2026") for w in normalize_text(query).split()
+    )
     words = [w for w in stripped if w and not _has_token_char(w)]
     return tuple(dict.fromkeys(words))[:MAX_SYMBOL_TERMS]
 
@@ -136,8 +139,7 @@ def build_fts_query(query: str) -> FtsQuery:
     content = [w for w in words if w.casefold() not in STOPWORDS_EN]
     kept = (content or words)[:MAX_QUERY_TERMS]
     if not kept:
-        symbols = symbol_words(query)
-        return FtsQuery(terms=symbols, symbols=symbols)
+        return FtsQuery(symbols=symbol_words(query))
     lexical = LexicalQuery(tuple(phrase_of(w) for w in kept))
     literals = tuple(w for w in kept if is_identifier(w))
     return FtsQuery(lexical, tuple(kept), literals)
