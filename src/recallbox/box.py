@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from recallbox.box_curated import CuratedVerbs
+from recallbox.box_embed import EmbedVerbs
 from recallbox.box_recall import RecallVerbs
 from recallbox.domains import code_calls, history, reading
 from recallbox.domains.chunking import refresh_chunks
@@ -29,7 +30,6 @@ from recallbox.domains.messages import build_row, build_row_from_mapping, check_
 from recallbox.domains.other_memory import AnswerPool, search_memory
 from recallbox.domains.privacy import file_identity, normalize_source_path
 from recallbox.domains.threads import Answerer
-from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_report
 from recallbox.embeddings import Embedder, resolve_embedder
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.hitlog import LAYER_LITERAL, HitRecorder
@@ -42,7 +42,6 @@ from recallbox.storage import open_store
 from recallbox.storage.base import Store, SyncStore, require
 from recallbox.types import (
     DoctorReport,
-    EmbedReport,
     Generation,
     Hit,
     ImportProgress,
@@ -50,7 +49,6 @@ from recallbox.types import (
     Message,
     Page,
     Policy,
-    ResourceDirectory,
     Thread,
 )
 
@@ -72,7 +70,7 @@ def _resolve_location(path_or_url: str | Path) -> str:
     return str(Path(path_or_url).expanduser())
 
 
-class Box(CuratedVerbs, RecallVerbs):
+class Box(CuratedVerbs, RecallVerbs, EmbedVerbs):
     """The recallbox API over one store. Use :func:`recallbox.open` to make one.
 
     A Box may be used from several threads (one connection per thread); it is not fork-safe.
@@ -144,19 +142,6 @@ class Box(CuratedVerbs, RecallVerbs):
     def generations(self, channel: str) -> list[Generation]:
         """Every generation of a thread, in order."""
         return self.store.generations(self.thread(channel).channel)
-
-    def resource_directory(
-        self, channel: str, generation: int | None = None
-    ) -> ResourceDirectory | None:
-        """The resource directory of a generation (DESIGN §3.4), as a compaction summary lists
-        it; default the generation the latest compaction closed. Agent-facing: ``None`` for an
-        unknown thread or one the privacy policy denies.
-
-        Raises:
-            InvalidArgument: a bad channel or generation number.
-            NotFound: the thread has fewer generations.
-        """
-        return history.resource_directory(self.store, channel, generation)
 
     def schema_version(self) -> int:
         """The highest schema migration applied to the store."""
@@ -370,55 +355,6 @@ class Box(CuratedVerbs, RecallVerbs):
             excluded=excluded,
         )
         return record_search(self.hits, query, domain, hits)
-
-    def embed_all(
-        self,
-        *,
-        rebuild: bool = False,
-        lazy: bool = False,
-        batch_size: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> int:
-        """Embed every row that has no vector of the configured model yet; returns the count
-        (:meth:`embed_report` says how many of each corpus).
-
-        Raises:
-            InvalidArgument: no embedder is configured.
-            SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
-        """
-        report = self.embed_report(
-            rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress
-        )
-        return report.total
-
-    def embed_report(
-        self,
-        *,
-        rebuild: bool = False,
-        lazy: bool = False,
-        batch_size: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> EmbedReport:
-        """:meth:`embed_all`, reporting the vectors written per corpus: every registered domain
-        with vectors in turn (memory entries, knowledge sections, messages, transcript chunks).
-
-        Resumable and interruptible: each batch is committed on its own. ``rebuild`` first
-        deletes the vectors of any other model; ``lazy`` embeds only what recall drilled into
-        (the hit-log). ``progress(done, total)`` is called after each batch of each corpus.
-
-        Raises:
-            InvalidArgument: no embedder is configured.
-            SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
-        """
-        size = EMBED_BATCH_SIZE if batch_size is None else batch_size
-        return embed_report(
-            self.store,
-            self.embedder,
-            rebuild=rebuild,
-            drilled_only=lazy,
-            batch_size=size,
-            progress=progress,
-        )
 
     # -- thread search (DESIGN §3) ---------------------------------------------------------
     def search_memory(self, query: str, channel: str | None = None) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from recallbox.domains.registry import vector_owners
 from recallbox.embeddings import Embedder, safe_embed
@@ -27,7 +28,22 @@ from recallbox.errors import InvalidArgument
 from recallbox.hitlog import CONSUMER_EMBED as EMBED_CONSUMER
 from recallbox.search import message_space
 from recallbox.storage.base import EmbeddingSpace, EmbedTarget, HitLog, VectorIndex, require
-from recallbox.types import EmbedReport
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """What one embedding pass wrote (``box.embed_report``): ``counts`` maps each corpus with
+    vectors (``"message"``, ``"transcript_chunk"``, …, in registry order) to the vectors
+    written for it; ``model_id`` is the embedder's."""
+
+    model_id: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        """Vectors written over every corpus (what ``box.embed_all`` returns)."""
+        return sum(self.counts.values())
+
 
 #: Messages per embedder call and per write transaction.
 EMBED_BATCH_SIZE = 64

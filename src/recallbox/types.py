@@ -484,28 +484,3 @@ class Page:
     offset: int
     next_offset: int | None
     total_chars: int
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceDirectory:
-    """The resource directory of one generation (``box.resource_directory``, DESIGN §3.4):
-    the text the compaction summary lists, its heading included."""
-
-    channel: str
-    generation: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class EmbedReport:
-    """What one embedding pass wrote (``box.embed_report``): ``counts`` maps each corpus with
-    vectors (``"message"``, ``"transcript_chunk"``, …, in registry order) to the vectors
-    written for it; ``model_id`` is the embedder's."""
-
-    model_id: str
-    counts: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def total(self) -> int:
-        """Vectors written over every corpus (what ``box.embed_all`` returns)."""
-        return sum(self.counts.values())

@@ -4,19 +4,17 @@
 * a generation number is 1-based and must exist;
 * a compaction needs a summary with text; the engine appends, mechanically, the closed
   generation's resource directory and the line that says how to recover a resource
-  (``recallbox.domains.resources``), then opens the next generation with it;
-* a generation's resource directory, for the model after a compaction, is read on one
-  snapshot and only for a thread the privacy policy allows.
+  (``recallbox.domains.resources``), then opens the next generation with it.
 """
 
 from __future__ import annotations
 
 from recallbox.domains.messages import build_row, check_channel
-from recallbox.domains.resources import extract_resources, render_directory, summary_with_directory
+from recallbox.domains.resources import summary_with_directory
 from recallbox.errors import InvalidArgument, NotFound
-from recallbox.storage.base import Store, ThreadStore
+from recallbox.storage.base import ThreadStore
 from recallbox.text.normalize import normalize_text
-from recallbox.types import Generation, ResourceDirectory, Thread
+from recallbox.types import Generation, Thread
 
 
 def find_thread(store: ThreadStore, channel: str) -> Thread:
@@ -78,24 +76,3 @@ def compact(store: ThreadStore, thread: Thread, summary: str) -> Generation:
     )
     store.append(thread.channel, [build_row("system", text, kind="compaction_summary")])
     return store.current_generation(thread.channel)
-
-
-def resource_directory(
-    store: Store, channel: str, generation: int | None = None
-) -> ResourceDirectory | None:
-    """The resource directory of ``generation`` of ``channel`` (default: the generation the
-    latest compaction closed, the first while none did); ``None`` for an unknown thread or
-    one the stored policy denies. Thread, policy and messages are read on one snapshot.
-
-    Raises:
-        InvalidArgument: a bad channel or generation number.
-        NotFound: the thread has fewer generations.
-    """
-    channel = check_channel(channel)
-    with store.read_snapshot():
-        thread = store.get_thread(channel)
-        if thread is None or not store.thread_allowed(channel):
-            return None
-        number = check_generation(thread, generation) or max(1, thread.generation_count - 1)
-        text = render_directory(extract_resources(store.iter_messages(channel, number)), number)
-    return ResourceDirectory(channel=channel, generation=number, text=text)

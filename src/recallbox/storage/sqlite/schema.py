@@ -1,9 +1,8 @@
 """Schema of the SQLite backend: numbered migrations and the full-text index definitions.
 
 Migrations are plain lists of statements, applied in order, one ``BEGIN IMMEDIATE``
-transaction each, and recorded in ``schema_migrations``; a long data migration is a
-:data:`DataStep` instead, which commits in batches, resumes after an interruption and is
-recorded once it has finished. A database whose highest recorded
+transaction each, and recorded in ``schema_migrations`` (a data step commits its own batches,
+resumes after an interruption, and is recorded once done). A database whose highest recorded
 migration is above :data:`LATEST_VERSION` was written by a newer recallbox and is refused.
 
 Full-text indexes are external-content FTS5 tables kept in sync by triggers that delete with
@@ -15,14 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.session_merge import MIRROR_STEPS, merge_session_threads
 
-#: A migration is a list of statements run in one transaction, or a data step that commits
-#: its own batches and can be run again after an interruption (it resumes where it stopped).
-DataStep = Callable[["ConnectionPool"], None]
+#: A migration: statements run in one transaction, or a data step (see the module docstring).
+DataStep = Callable[[ConnectionPool], None]
 Steps = list[str] | DataStep
 
 ROLE_CHECK = "role IN ('user', 'assistant', 'tool', 'system')"
@@ -497,27 +494,7 @@ _M007_CODE = [
 MIGRATIONS.append((7, "code index: scopes, files, symbols, edges and their FTS5 index", _M007_CODE))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 
-#: Transcript threads keyed by the session id inside the file (#17): a record of a file may
-#: *mirror* the same record of another file of the session (a copied transcript), and the
-#: ledger finds a record by thread and key.
-_M_MIRRORS = [
-    "ALTER TABLE import_records ADD COLUMN mirror INTEGER NOT NULL DEFAULT 0",
-    "CREATE INDEX import_records_by_channel ON import_records (channel, record_key)",
-]
-MIGRATIONS.append((8, "import records may mirror another file's, found by thread", _M_MIRRORS))
-
-
-def _merge_session_threads(pool: ConnectionPool) -> None:
-    from recallbox.storage.sqlite.session_merge import merge_session_threads
-
-    merge_session_threads(pool)
-
-
-#: The data part (#17): threads a release before it keyed by a Claude Code file's name are
-#: renamed to the session id inside the file, or merged into the thread of that session when
-#: another file already fed it (by record key: no message lost, none twice); every thread's
-#: ``last_activity`` becomes its newest message's time (DESIGN §2).
-MIGRATIONS.append(
-    (9, "transcript threads keyed by session id; last activity", _merge_session_threads)
-)
+# Transcript threads keyed by the session id inside the file (#17, ``session_merge``).
+MIGRATIONS.append((8, "import records may mirror another file's, found by thread", MIRROR_STEPS))
+MIGRATIONS.append((9, "transcript threads keyed by session id", merge_session_threads))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -46,6 +46,14 @@ THREAD_BATCH = 500
 """Threads whose ``last_activity`` one transaction recomputes."""
 logger = logging.getLogger(__name__)
 
+#: The schema part, a migration before the data part (:func:`merge_session_threads`): a record
+#: of a file may *mirror* the same record of another file of the session (a copied
+#: transcript), and the ledger finds a record by thread and key.
+MIRROR_STEPS = [
+    "ALTER TABLE import_records ADD COLUMN mirror INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX import_records_by_channel ON import_records (channel, record_key)",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Rename:
