@@ -4,6 +4,7 @@ error object ``{"error": …, "code": …}`` on stdout."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,13 @@ def test_a_huge_argument_never_makes_an_output_over_the_cap(
     huge = "x" * HUGE_CHARS
     result = run("--db", db, *(huge if a == "{}" else a for a in args))
     assert result.code in (0, 1) and len(result.out) <= OUTPUT_MAX_CHARS
+
+
+def test_the_demo_shows_no_message_twice(tmp_path: Path, run) -> None:
+    """#17 acceptance (item 6's fix, on main): the demo's search_memory shows each message in
+    one part only — the other-memory part leaves out what the literal part shows."""
+    r = run("demo", "--db", str(tmp_path / "demo.db"), "--json")
+    assert r.code == 0, r
+    literal, _, other = r.json()["search_memory"]["result"].partition("--- other memory ---")
+    ids = [set(re.findall(r"\[message_id=(m_[0-9a-f]+)", part)) for part in (literal, other)]
+    assert ids[0] and not ids[0] & ids[1]
