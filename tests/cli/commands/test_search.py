@@ -228,3 +228,12 @@ def test_cli_smoke_cases_print_a_json_error(
         Path(target).write_text("this is not a database\n")
     r = run("--db", target, *args, "--json")
     assert r.code == code and r.json()["code"] == code and says in r.json()["error"]
+def test_a_real_match_never_prints_a_zero_score(db: str, run) -> None:
+    """#17 item 6: ``search`` prints each hit's rank and raw legs, never ``0.00`` for a match."""
+    run("--db", db, "append", "a", "user", "walrus walrus")
+    run("--db", db, "append", "b", "user", "a walrus and many other words here")
+    r = run("--db", db, "search", "walrus")
+    assert r.code == 0 and r.out.startswith("1. m_") and "\n2. m_" in r.out
+    legs = re.findall(r"bm25=(\S+?)[ )]", r.out)
+    assert len(legs) == 2 and all(float(v) != 0 for v in legs), r.out
+    assert "score=" not in r.out

@@ -36,6 +36,11 @@ def embedder_option(default: str | None) -> Callable[[F], F]:
     )
 
 
+#: Three significant digits: BM25 of a small corpus is ~1e-6, which ``.2f`` printed as 0.00
+#: (#17 item 6: a real match never shows a zero).
+LEG_FORMAT = ".3g"
+
+
 def render_hits(hits: list[Hit]) -> str:
     """Text rendering of ranked hits: a header line per hit (its rank and its raw legs — never
     the min-max keyword score, DESIGN §4.2), then its text indented."""
@@ -46,9 +51,9 @@ def render_hits(hits: list[Hit]) -> str:
         legs = []
         bm25 = hit.explain.get("bm25")
         if isinstance(bm25, float | int) and hit.keyword is not None:
-            legs.append(f"bm25={bm25:.2f}")
+            legs.append(f"bm25={bm25:{LEG_FORMAT}}")
         if hit.vector is not None:
-            legs.append(f"vector={hit.vector:.3f}")
+            legs.append(f"vector={hit.vector:{LEG_FORMAT}}")
         where = hit.channel if hit.channel is not None else hit.source
         lines.append(f"{rank}. {hit.id} [{where}] {hit.role or ''} ({' '.join(legs) or 'no legs'})")
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
