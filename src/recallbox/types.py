@@ -15,7 +15,13 @@ KINDS: tuple[str, ...] = ("message", "machine_event", "compaction_summary")
 
 @dataclass(frozen=True, slots=True)
 class Thread:
-    """One conversation, addressed by its unique ``channel``."""
+    """One conversation, addressed by its unique ``channel``.
+
+    ``last_activity`` is the greatest ``created_at`` of its messages, its creation time while
+    it has none (DESIGN §2; ``None`` only on a Thread built by hand). ``excluded``: its source
+    file is excluded by the stored policy (DESIGN §5 — person-facing renderings say so
+    instead of showing its text; ``quarantined`` is the thread's own flag).
+    """
 
     channel: str
     title: str | None
@@ -23,6 +29,8 @@ class Thread:
     created_at: datetime
     generation_count: int = 1
     message_count: int = 0
+    last_activity: datetime | None = None
+    excluded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,10 +185,13 @@ class FileImportReport:
 
     ``status``: ``new`` (first import), ``appended`` (read on from the cursor), ``resynced``
     (the file was rewritten: read again, new records added, vanished ones superseded),
-    ``unchanged`` (a stat and a hash), or ``error`` (nothing of this file was written; see
-    ``error``). ``records`` counts the source records read by this sync; ``added`` the messages
-    it created, ``merged`` the stored messages it continued, ``superseded`` the messages it
-    marked superseded (abandoned branches, vanished records).
+    ``unchanged`` (a stat and a hash), or ``error`` (see ``error``: the batches committed
+    before it stay, and the next sync resumes after them). ``records`` counts the source
+    records read by this sync; ``added`` the messages it created, ``merged`` the stored
+    messages it continued, ``superseded`` the messages it marked superseded (abandoned
+    branches, vanished records), ``duplicates`` the records another file of the same session
+    had already imported (a copied transcript: kept once). ``other_session_ids``: session ids
+    the file names besides the one its thread is keyed by (the first).
     """
 
     path: str
@@ -195,14 +206,18 @@ class FileImportReport:
     channels: tuple[str, ...] = ()
     truncated_tail: bool = False
     error: str | None = None
+    duplicates: int = 0
+    other_session_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class ImportReport:
-    """The result of ``box.import_transcripts``: one :class:`FileImportReport` per file."""
+    """The result of ``box.import_transcripts``: one :class:`FileImportReport` per file;
+    ``hint`` says where the files were looked for when none was found."""
 
     format: str
     files: tuple[FileImportReport, ...]
+    hint: str | None = None
 
     @property
     def records(self) -> int:
@@ -221,7 +236,7 @@ class ImportReport:
 
     @property
     def errors(self) -> tuple[FileImportReport, ...]:
-        """The files that failed (nothing of them was written)."""
+        """The files that failed."""
         return tuple(f for f in self.files if f.error is not None)
 
     @property

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from snapshots import stored_rows  # tests/importers/snapshots.py
 
 import recallbox
 from recallbox.importers import PARSERS, Compaction, claude_stream
@@ -146,25 +147,6 @@ OPENAI_ROWS = [
     ),
     (1, 60, "assistant", M, True, None, "That is the Oslo Opera House.", None, None),
 ]  # fmt: skip
-
-
-def stored_rows(box: recallbox.Box, channel: str) -> list[tuple[Any, ...]]:
-    messages = box.messages(channel)
-    line_of = {m.id: m.metadata.get("line_start") for m in messages}
-    return [
-        (
-            m.generation,
-            m.metadata.get("line_start"),
-            m.role,
-            m.kind,
-            m.model_visible,
-            line_of.get(m.superseded_by) if m.superseded_by else None,
-            m.content,
-            m.tool_calls,
-            m.tool_call_id,
-        )
-        for m in messages
-    ]
 
 
 @pytest.fixture

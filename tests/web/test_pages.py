@@ -147,8 +147,10 @@ def test_message_text_pages_reach_the_last_character(client: TestClient, fixture
 
 
 def test_split_summary_finds_the_engine_directory() -> None:
-    text = "own words\n\n## 10. Resources used in generation 1\n- tool `bash`"
-    assert split_summary(text) == ("own words", "## 10. Resources used in generation 1\n- tool `bash`")
+    text = "own words\n\n## Resources used in generation 1\n- tool `bash`"
+    assert split_summary(text) == ("own words", "## Resources used in generation 1\n- tool `bash`")
+    old = "own words\n\n## 10. Resources used in generation 1\n- tool `bash`"  # older releases
+    assert split_summary(old) == ("own words", "## 10. Resources used in generation 1\n- tool `bash`")
     assert split_summary("no directory") == ("no directory", None)
 
 

@@ -70,15 +70,6 @@ JSON_FLAG = "--json"
 DEBUG_FLAG = "--debug"
 END_OF_OPTIONS = "--"
 META_DB = "recallbox.db"
-DRIVER_ERROR_HINTS: dict[str, str] = {
-    "NotADBError": "the database file is not a recallbox database (check --db / RECALLBOX_DB)",
-    "CorruptError": "the database is damaged: run `recallbox doctor --repair`",
-    "CantOpenError": "the database cannot be opened (check the path and its permissions)",
-    "ReadOnlyError": "the database is read-only (check the file's and its folder's permissions)",
-    "FullError": "the disk holding the database is full",
-    "BusyError": "the database is locked by another process; try again",
-}
-"""Last-resort fixes for storage driver errors that reach the CLI untranslated, by type name."""
 
 
 class DbUse(Enum):
@@ -450,14 +441,11 @@ def describe(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, OSError) and exc.strerror:
         where = f": {clip(exc.filename)}" if exc.filename else ""
         return one_line(f"{exc.strerror}{where}"), EXIT_RUNTIME_ERROR
-    # Trigger: an error no layer translated (a driver error from a damaged file, a bug).
-    # Why: a user must never see a traceback. Outcome: one line naming the fix when the error
-    # type says what happened (matched by name: the CLI imports no storage driver).
+    # Trigger: an error no layer translated (a bug: the store turns every driver error a
+    # person can act on into StoreUnavailable, ARCHITECTURE §2 "Errors at the boundary").
+    # Why: a user must never see a traceback. Outcome: one line, and how to see the traceback.
     name = type(exc).__name__
     detail = clip(str(exc) or "no detail", ERROR_LINE_MAX_CHARS // 2)
-    hint = DRIVER_ERROR_HINTS.get(name)
-    if hint is not None:
-        return one_line(f"{hint} ({name}: {detail})"), EXIT_RUNTIME_ERROR
     return (
         one_line(f"unexpected {name}: {detail} ({ENV_DEBUG}=1 shows the traceback)"),
         EXIT_RUNTIME_ERROR,

@@ -42,11 +42,24 @@ APPEND_KEYS = frozenset(
 ARGUMENTS_FIELD = "tool_call.arguments"
 
 
+CHANNEL_ECHO_CHARS = 80
+"""How much of a refused channel its error echoes."""
+
+
 def check_channel(channel: object) -> str:
-    """A channel is a non-empty string."""
-    if not isinstance(channel, str) or not channel.strip():
-        raise InvalidArgument(f"channel must be a non-empty string, got {channel!r}")
-    return normalize_text(channel)
+    """The normalised channel; one rule for every verb that names a thread: a string that is
+    not empty or blank *after* normalisation (``"\\x08"`` becomes ``" "``: refused).
+
+    Raises:
+        InvalidArgument: not a string, or empty or blank once normalised.
+    """
+    if not isinstance(channel, str):
+        raise InvalidArgument(f"channel must be a non-empty string, got {type(channel).__name__}")
+    normalized = normalize_text(channel)
+    if not normalized.strip():
+        shown = repr(channel[:CHANNEL_ECHO_CHARS])
+        raise InvalidArgument(f"channel must be a non-empty string, got {shown}")
+    return normalized
 
 
 def to_datetime(value: object) -> datetime:

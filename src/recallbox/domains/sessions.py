@@ -6,6 +6,9 @@ One search runs both legs over the store and fuses them (``recallbox.ranking.fus
   with the statistics of the corpus searched — the whole index for a search of every thread
   (FTS5's ``bm25()``), the thread for a ``channel`` search (its row count, average length and
   document frequencies, ``recallbox.ranking.bm25``) — best :data:`KEYWORD_CANDIDATES` rows;
+  a query with no word the tokenizer indexes (``🚀``: symbols are separators to it) takes
+  the literal leg instead (:func:`symbol_leg`: the thread-search candidates, scored by how
+  often the content holds the symbols);
 * vector: the :data:`VECTOR_CANDIDATES` nearest rows to the query vector, plus the similarity
   of every keyword candidate that has a vector, so a row is scored on the same legs whichever
   leg found it.
@@ -24,9 +27,17 @@ from collections.abc import Sequence
 from recallbox.domains.base import SearchContext
 from recallbox.domains.hybrid import fuse_legs
 from recallbox.domains.sessions_render import render_sessions_bucket
+from recallbox.domains.threads import INDEXED_TERM_CHARS, SHORT_QUERY_SCAN_MESSAGES
 from recallbox.ranking.bm25 import scope_scores
 from recallbox.ranking.fusion import THRESHOLD_SESSIONS, Fused
-from recallbox.storage.base import CORPUS_MESSAGE, KeywordIndex, SearchFilter, SearchRow
+from recallbox.storage.base import (
+    CORPUS_MESSAGE,
+    KeywordIndex,
+    LiteralQuery,
+    LiteralSearch,
+    SearchFilter,
+    SearchRow,
+)
 from recallbox.text.excerpt import excerpt
 from recallbox.text.fts_query import FtsQuery
 from recallbox.types import Hit
@@ -65,11 +76,35 @@ def keyword_leg(
     return dict(ranked[:pool])
 
 
+def symbol_leg(
+    store: LiteralSearch, symbols: Sequence[str], *, where: SearchFilter, pool: int
+) -> dict[str, float]:
+    """``{id: s}`` for a symbol-only query: the first ``pool`` visible messages (in
+    thread-search order) whose content holds a symbol word, ``s`` the number of occurrences.
+
+    Trigger: a query whose words hold no letter or digit (``🚀``). Why: the ranked index's
+    tokenizer treats symbols as separators, so it holds nothing to match, while the literal
+    index (trigrams; the bounded scan of the newest messages for a shorter term, as
+    ``search_memory`` does) finds them. Outcome: those matches, ranked by count.
+    """
+    scores: dict[str, float] = {}
+    for symbol in symbols:
+        recent = SHORT_QUERY_SCAN_MESSAGES if len(symbol) < INDEXED_TERM_CHARS else 0
+        rows = store.literal_candidates(
+            LiteralQuery(symbol, case_sensitive=True), where=where, limit=pool, recent=recent
+        )
+        for message in rows:
+            count = message.content.count(symbol)
+            if count:
+                scores[message.id] = scores.get(message.id, 0.0) + count
+    return dict(sorted(scores.items(), key=lambda p: (-p[1], p[0]))[:pool])
+
+
 def _hit(row: SearchRow, fused: Fused, query: FtsQuery) -> Hit:
     return Hit(
         id=row.id,
         score=fused.score,
-        text=excerpt(row.content, query.terms, query.literals),
+        text=excerpt(row.content, query.terms or query.symbols, query.literals),
         domain=DOMAIN,
         channel=row.channel,
         created_at=row.created_at,
@@ -90,9 +125,11 @@ def search(ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
     store, where = ctx.store, ctx.where
     with store.read_snapshot():
         keyword: dict[str, float] | None = None
+        pool = max(limit, KEYWORD_CANDIDATES)
         if ctx.use_keyword and not query.is_empty:
-            pool = max(limit, KEYWORD_CANDIDATES)
             keyword = keyword_leg(store, query, where=where, pool=pool)
+        elif ctx.use_keyword and query.symbols:
+            keyword = symbol_leg(store, query.symbols, where=where, pool=pool)
         fused, rows = fuse_legs(
             keyword,
             ctx.query_vector,

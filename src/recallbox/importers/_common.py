@@ -28,6 +28,10 @@ BLOCK_SEPARATOR = "\n\n"
 """Joins the text parts of one message (content blocks, content parts)."""
 NO_TYPE = "<none>"
 """The ``unknown_records`` key part for a record or block without a string ``type``."""
+MAX_OTHER_SESSION_IDS = 20
+"""Other session ids a file's state remembers (a file keyed by its first one reports them)."""
+OTHER_SESSION_IDS_KEY = "other_session_ids"
+"""Where a reader's state keeps the session ids after the first (:func:`note_other_id`)."""
 EPOCH_MILLISECONDS_THRESHOLD = 100_000_000_000
 """A numeric timestamp above this is in milliseconds (1e11 s is the year 5138)."""
 
@@ -173,3 +177,13 @@ def image_url_placeholder(url: object) -> str:
 def join_parts(parts: list[str]) -> str:
     """The non-empty text parts of a message joined by :data:`BLOCK_SEPARATOR`."""
     return BLOCK_SEPARATOR.join(part for part in parts if part)
+
+
+def note_other_id(state: dict[str, Any], first: str | None, seen: str | None) -> None:
+    """Remember ``seen`` in ``state`` when it is a session id other than ``first`` (the one
+    the file's thread is keyed by), up to :data:`MAX_OTHER_SESSION_IDS`."""
+    if seen is None or first is None or seen == first:
+        return
+    others: list[str] = state.setdefault(OTHER_SESSION_IDS_KEY, [])
+    if seen not in others and len(others) < MAX_OTHER_SESSION_IDS:
+        others.append(seen)

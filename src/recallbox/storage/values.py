@@ -170,7 +170,12 @@ class ImportFile:
 
 @dataclass(frozen=True, slots=True)
 class ImportRecord:
-    """One record key of an imported file and the message it became."""
+    """One record key of an imported file and the message it became.
+
+    ``mirror``: the message belongs to another file of the same session (a copy of a
+    transcript, or two files sharing a session id): this file's sync never changes it.
+    ``file_id`` is filled in by reads (the file the record is of).
+    """
 
     key: str
     channel: str
@@ -178,6 +183,8 @@ class ImportRecord:
     content_hash: str
     sync_id: int
     node: str | None = None
+    mirror: bool = False
+    file_id: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

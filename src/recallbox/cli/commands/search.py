@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from recallbox.cli.shared import RecallboxCommand, emit_json, json_option, open_box, usage_error
+from recallbox.cli.shared import (
+    RecallboxCommand,
+    clip,
+    emit_json,
+    json_option,
+    open_box,
+    usage_error,
+)
 
 if TYPE_CHECKING:
     from recallbox.types import Hit, Page
@@ -121,7 +128,7 @@ def search_memory(ctx: click.Context, query: str, channel: str | None, as_json: 
     with open_box(ctx) as box:
         result = box.search_memory(query, channel)
     if as_json:
-        emit_json({"query": query, "channel": channel, "result": result})
+        emit_json({"query": clip(query), "channel": channel, "result": result})  # an echo: cut
     else:
         click.echo(result)
 
@@ -174,11 +181,11 @@ def _page_fields(page: Page) -> dict[str, object]:
 
 
 @click.command(cls=RecallboxCommand)
-@click.option("--all", "embed_all", is_flag=True, help="Embed every message without a vector.")
-@click.option("--lazy", is_flag=True, help="Embed only messages recall drilled into.")
+@click.option("--all", "embed_all", is_flag=True, help="Embed every row without a vector.")
+@click.option("--lazy", is_flag=True, help="Embed only what recall drilled into.")
 @click.option("--rebuild", is_flag=True, help="Drop vectors of any other model, then embed.")
 @click.option(
-    "--batch-size", type=click.IntRange(min=1), default=None, help="Messages per embedder call."
+    "--batch-size", type=click.IntRange(min=1), default=None, help="Rows per embedder call."
 )
 @embedder_option("minilm")
 @json_option
@@ -192,7 +199,10 @@ def embed(
     embedder: str,
     as_json: bool,
 ) -> None:
-    """Write message vectors (nothing is embedded at write time); resumable, Ctrl-C safe.
+    """Write vectors (nothing is embedded at write time); resumable, Ctrl-C safe.
+
+    Every corpus with vectors is embedded (messages, transcript chunks, …) and the report
+    says how many vectors each got.
 
     Example: recallbox embed --all --embedder minilm
     """
@@ -210,12 +220,36 @@ def embed(
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        count = box.embed_all(rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress)
-        model = box.embedder.model_id if box.embedder is not None else None
+        report = box.embed_report(
+            rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress
+        )
     if as_json:
-        emit_json({"embedded": count, "model_id": model, "lazy": lazy, "rebuild": rebuild})
+        emit_json(
+            {
+                "embedded": report.total,
+                "by_corpus": report.counts,
+                "model_id": report.model_id,
+                "lazy": lazy,
+                "rebuild": rebuild,
+            }
+        )
     else:
-        click.echo(f"embedded {count} message(s) with {model}")
+        kinds = ", ".join(corpus_count(c, n) for c, n in report.counts.items())
+        click.echo(f"embedded {kinds or 'nothing'} with {report.model_id}")
+
+
+CORPUS_NOUNS = {
+    "memory_entry": ("memory entry", "memory entries"),
+    "section": ("knowledge section", "knowledge sections"),
+}
+"""How a corpus reads in a report where its name does not (``message`` -> ``messages``)."""
+
+
+def corpus_count(corpus: str, count: int) -> str:
+    """``count`` rows of ``corpus`` in words: ``1 message``, ``3 transcript chunks``."""
+    name = corpus.replace("_", " ")
+    one, many = CORPUS_NOUNS.get(corpus, (name, f"{name}s"))
+    return f"{count} {one if count == 1 else many}"
 
 
 def register(group: click.Group) -> None:

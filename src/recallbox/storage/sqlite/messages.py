@@ -38,6 +38,7 @@ from recallbox.storage.sqlite.visibility import (
     MESSAGE_FLAGS_SQL,
     MESSAGE_SEARCHABLE_SQL,
     THREAD_ALLOWED_SQL,
+    THREAD_SOURCE_ALLOWED_SQL,
 )
 from recallbox.storage.values import NewMessage, ReadableMessage, SearchRow
 from recallbox.types import Generation, Message, Thread
@@ -45,7 +46,8 @@ from recallbox.types import Generation, Message, Thread
 _THREAD_SELECT = (
     "SELECT t.channel, t.title, t.quarantined, t.created_at, "
     "(SELECT max(number) FROM generations g WHERE g.thread_id = t.id), "
-    "(SELECT count(*) FROM messages m WHERE m.thread_id = t.id) FROM threads t"
+    "(SELECT count(*) FROM messages m WHERE m.thread_id = t.id), t.last_activity, "
+    f"NOT {THREAD_SOURCE_ALLOWED_SQL} FROM threads t"
 )
 _PLACE_SQL = (
     "SELECT t.id, t.next_seq, g.id, g.uid, g.number FROM threads t JOIN generations g "
@@ -67,6 +69,8 @@ def _thread(row: Sequence[Any]) -> Thread:
         created_at=parse_time(row[3]),
         generation_count=int(row[4]),
         message_count=int(row[5]),
+        last_activity=parse_time(row[6]),
+        excluded=bool(row[7]),
     )
 
 
@@ -255,6 +259,7 @@ class ThreadMixin:
         """
         with self.pool.transaction() as conn:
             place = _place(conn, channel)
+            was_empty = place.seq == 1
             written: list[Message] = []
             start = 0
             for end in [i for i, r in enumerate(rows) if r.opens_generation] + [len(rows)]:
@@ -265,9 +270,11 @@ class ThreadMixin:
                     written.extend(_insert_run(conn, place, rows[end : end + 1]))
                     start = end + 1
             conn.execute(
-                "UPDATE threads SET next_seq = ?, last_activity = max(last_activity, ?) "
-                "WHERE id = ?",
-                (place.seq, place.latest, place.thread),
+                # DESIGN §2: the greatest created_at of the messages (the creation time only
+                # while the thread is empty), never the wall-clock time of the append.
+                "UPDATE threads SET next_seq = ?, last_activity = "
+                "CASE WHEN ? THEN ? ELSE max(last_activity, ?) END WHERE id = ?",
+                (place.seq, int(was_empty and bool(rows)), place.latest, place.latest, place.thread),
             )
         if written:
             self.indexer.wake()

@@ -1,7 +1,8 @@
 """Schema of the SQLite backend: numbered migrations and the full-text index definitions.
 
 Migrations are plain lists of statements, applied in order, one ``BEGIN IMMEDIATE``
-transaction each, and recorded in ``schema_migrations``. A database whose highest recorded
+transaction each, and recorded in ``schema_migrations`` (a data step commits its own batches,
+resumes after an interruption, and is recorded once done). A database whose highest recorded
 migration is above :data:`LATEST_VERSION` was written by a newer recallbox and is refused.
 
 Full-text indexes are external-content FTS5 tables kept in sync by triggers that delete with
@@ -11,12 +12,20 @@ definitions live in :data:`FTS_INDEXES` so ``doctor --repair`` can recreate them
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from recallbox.storage.sqlite.fts_index import FtsIndex
 from recallbox.storage.sqlite.literal_index import MESSAGES_LITERAL
 
 __all__ = ["FtsIndex"]
+
+from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.session_merge import MIRROR_STEPS, merge_session_threads
+
+#: A migration: statements run in one transaction, or a data step (see the module docstring).
+DataStep = Callable[[ConnectionPool], None]
+Steps = list[str] | DataStep
 
 ROLE_CHECK = "role IN ('user', 'assistant', 'tool', 'system')"
 KIND_CHECK = "kind IN ('message', 'machine_event', 'compaction_summary')"
@@ -101,7 +110,7 @@ _M001_CORE = [
 ]
 
 # (version, name, statements). Numbers are shared with the PostgreSQL backend.
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
+MIGRATIONS: list[tuple[int, str, Steps]] = [
     (1, "core threads, generations, messages and their FTS5 indexes", _M001_CORE),
 ]
 
@@ -246,6 +255,7 @@ _M004_EXCLUSIONS = [
     "CREATE INDEX excluded_sources_name ON excluded_sources (name)",
 ]
 MIGRATIONS.append((4, "source exclusions keyed by their normalised path", _M004_EXCLUSIONS))
+
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 
 # Migration 5 (knowledge and memory, DESIGN §2, §4.3, §4.4). ``knowledge_sections``: one row per
@@ -493,4 +503,9 @@ del FTS_INDEXES[MESSAGES_TRGM.name]
 FTS_INDEXES[MESSAGES_FTS.name] = MESSAGES_FTS_TEXT_ONCE
 FTS_INDEXES[TRANSCRIPT_CHUNKS_FTS.name] = TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE
 LITERAL_INDEXES = {MESSAGES_LITERAL.name: MESSAGES_LITERAL}
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+
+# Transcript threads keyed by the session id inside the file (#17, ``session_merge``).
+MIGRATIONS.append((10, "import records may mirror another file's, found by thread", MIRROR_STEPS))
+MIGRATIONS.append((11, "transcript threads keyed by session id", merge_session_threads))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
