@@ -21,7 +21,14 @@ Protocol (frozen):
 * answer containment: the share of category 1–4 questions whose gold answer, lower-cased with
   punctuation removed, appears as a word sequence in the joined ``Hit.text`` of the top 5;
 * modes: keyword only (``allow_embed=False``), vector only, hybrid (``box.search``); plus a
-  plain ``bm25s`` baseline over the same turn texts, re-run here.
+  plain ``bm25s`` baseline over the same turn texts, re-run here;
+* since #21, also (same run, same questions): ``plain`` (the 0.6/0.4 hybrid without the
+  ranking signals, FTS5's BM25 constants and the former candidate pools), ``structural`` (the
+  signals without participant and date), ``--ablations`` (the full ranking without each
+  component in turn) and ``--loo`` (each tuned weight at neighbouring values; per held-out
+  conversation the value best on the other six is scored: the leave-one-conversation-out
+  figure). ``session_any@k`` is the session-level any-hit measure (at least one evidence
+  session among the first k sessions).
 
 The dataset (CC BY-NC 4.0) is read from ``--data``; it is never shipped with recallbox.
 """
@@ -39,7 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,9 +54,9 @@ from typing import Any
 import recallbox
 from recallbox.domains import sessions
 from recallbox.embed_pass import EMBED_BATCH_SIZE
-from recallbox.ranking import fusion
+from recallbox.ranking import episodes, fusion, signals
 from recallbox.ranking.bm25 import BM25_B, BM25_K1
-from recallbox.search import HYBRID_LEGS, LEG_VECTOR, search
+from recallbox.search import HYBRID_LEGS, LEG_KEYWORD, LEG_VECTOR, search
 from recallbox.text import excerpt, fts_query
 from recallbox.text.stopwords import STOPWORDS_EN
 
@@ -274,7 +281,12 @@ def run_mode(name: str, questions: list[Question], searcher: Searcher) -> dict[s
 
 
 def box_searcher(
-    box: recallbox.Box, id_to_dia: dict[str, str], *, legs: Sequence[str], allow_embed: bool
+    box: recallbox.Box,
+    id_to_dia: dict[str, str],
+    *,
+    legs: Sequence[str],
+    allow_embed: bool,
+    ranking: sessions.Ranking = sessions.DEFAULT_RANKING,
 ) -> Searcher:
     def searcher(q: Question) -> tuple[list[str], list[str]]:
         hits = search(
@@ -285,6 +297,7 @@ def box_searcher(
             limit=RANKING_DEPTH,
             allow_embed=allow_embed,
             legs=legs,
+            ranking=ranking,
         )
         return [id_to_dia[h.id] for h in hits], [h.text for h in hits]
 
@@ -340,6 +353,69 @@ def git_commit() -> str:
         return "unknown"
 
 
+def with_weights(**change: float) -> sessions.Ranking:
+    """The shipped ranking with some signal weights changed."""
+    return replace(sessions.DEFAULT_RANKING, weights=replace(signals.DEFAULT_WEIGHTS, **change))
+
+
+#: The ablation rows: the full ranking without one component each.
+ABLATIONS: dict[str, Callable[[], sessions.Ranking]] = {
+    "no_context": lambda: with_weights(context=0.0),
+    "no_neighbour": lambda: with_weights(neighbour=0.0),
+    "no_episode": lambda: with_weights(episode=0.0),
+    "no_participant": lambda: with_weights(participant=0.0),
+    "no_date": lambda: with_weights(date=0.0),
+    "bm25_b_0.75": lambda: replace(sessions.DEFAULT_RANKING, bm25_b=BM25_B),
+    "pools_200": lambda: replace(
+        sessions.DEFAULT_RANKING,
+        keyword_pool=sessions.PLAIN_CANDIDATES,
+        vector_pool=sessions.PLAIN_CANDIDATES,
+    ),
+}
+#: The tuned weights and the values the LOO run tries for each (the shipped value among them).
+LOO_GRID: dict[str, tuple[float, ...]] = {
+    "context": (0.4, signals.WEIGHT_CONTEXT, 0.8),
+    "neighbour": (0.4, signals.WEIGHT_NEIGHBOUR, 0.8),
+    "episode": (0.4, signals.WEIGHT_EPISODE, 0.8),
+    "participant": (0.2, signals.WEIGHT_PARTICIPANT, 0.4),
+    "date": (0.3, signals.WEIGHT_DATE, 0.7),
+    "bm25_b": (0.1, sessions.SCOPED_BM25_B, 0.5),
+}
+
+
+def loo_ranking(name: str, value: float) -> sessions.Ranking:
+    if name == "bm25_b":
+        return replace(sessions.DEFAULT_RANKING, bm25_b=value)
+    return with_weights(**{name: value})
+
+
+def leave_one_out(
+    per_value: dict[float, list[dict[str, Any]]], conversation_of: dict[str, str]
+) -> dict[str, Any]:
+    """Per held-out conversation, the value with the best turn R@10 on the others, scored on
+    it; the LOO figure is the mean over all questions of those held-out scores."""
+    values = list(per_value)
+    scored = [r for r in per_value[values[0]] if r["category"] in SCORED_CATEGORIES]
+    conversations = sorted({conversation_of[r["qid"]] for r in scored})
+    r10 = {v: {r["qid"]: r["metrics"]["turn_r@10"] for r in per_value[v]} for v in values}
+    held: list[float] = []
+    chosen: dict[str, float] = {}
+    for conv in conversations:
+        inside = [r["qid"] for r in scored if conversation_of[r["qid"]] != conv]
+        outside = [r["qid"] for r in scored if conversation_of[r["qid"]] == conv]
+        best = max(values, key=lambda v: (statistics.fmean(r10[v][q] for q in inside), -abs(v)))
+        chosen[conv] = best
+        held.extend(r10[best][q] for q in outside)
+    return {
+        "values": {
+            str(v): round(100.0 * statistics.fmean(r10[v][r["qid"]] for r in scored), 2)
+            for v in values
+        },
+        "folds_chose": chosen,
+        "loo_turn_r@10": round(100.0 * statistics.fmean(held), 2),
+    }
+
+
 def parameters(box: recallbox.Box) -> dict[str, Any]:
     model = box.embedder
     return {
@@ -355,6 +431,19 @@ def parameters(box: recallbox.Box) -> dict[str, Any]:
             "TIE_RELATIVE_EPSILON": fusion.TIE_RELATIVE_EPSILON,
             "KEYWORD_CANDIDATES": sessions.KEYWORD_CANDIDATES,
             "VECTOR_CANDIDATES": sessions.VECTOR_CANDIDATES,
+            "SCOPED_BM25_K1": sessions.SCOPED_BM25_K1,
+            "SCOPED_BM25_B": sessions.SCOPED_BM25_B,
+            "EPISODE_GAP_S": episodes.EPISODE_GAP.total_seconds(),
+            "NEIGHBOUR_WINDOW": episodes.NEIGHBOUR_WINDOW,
+            "WEIGHT_CONTEXT": signals.WEIGHT_CONTEXT,
+            "CONTEXT_PREVIOUS_SHARE": signals.CONTEXT_PREVIOUS_SHARE,
+            "CONTEXT_NEXT_SHARE": signals.CONTEXT_NEXT_SHARE,
+            "WEIGHT_NEIGHBOUR": signals.WEIGHT_NEIGHBOUR,
+            "WEIGHT_EPISODE": signals.WEIGHT_EPISODE,
+            "WEIGHT_PARTICIPANT": signals.WEIGHT_PARTICIPANT,
+            "PARTICIPANT_OTHER_SHARE": signals.PARTICIPANT_OTHER_SHARE,
+            "WEIGHT_DATE": signals.WEIGHT_DATE,
+            "DATE_TOLERANCE_DAYS": signals.DATE_TOLERANCE_DAYS,
             "MAX_QUERY_TERMS": fts_query.MAX_QUERY_TERMS,
             "STOPWORDS_EN": len(STOPWORDS_EN),
             "HIT_TEXT_MAX_CHARS": excerpt.HIT_TEXT_MAX_CHARS,
@@ -370,6 +459,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", default="minilm", help="minilm, multilingual or hash")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--db", type=Path, default=None, help="reuse/keep this database")
+    parser.add_argument("--ablations", action="store_true", help="also each component removed")
+    parser.add_argument("--loo", action="store_true", help="also the leave-one-out grid")
     args = parser.parse_args(argv)
 
     turns, rows, questions, counts = load(args.data)
@@ -386,23 +477,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedded = box.embed_all()
         timing["index_vectors_s"] = round(time.perf_counter() - start, 3)
         timing["vectors_written"] = embedded
+        timing["db_bytes"] = sum(
+            p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file()
+        )
+        # scoring only: the benchmark maps hits back to LoCoMo's dialogue ids; the ranking
+        # never reads metadata
         id_to_dia = {
             m.id: m.metadata["dia_id"] for sample in rows for m in box.messages(f"locomo:{sample}")
         }
         print(f"indexed {len(id_to_dia)} turns; {len(questions)} questions", file=sys.stderr)
-        modes = {
-            "keyword": box_searcher(box, id_to_dia, legs=HYBRID_LEGS, allow_embed=False),
-            "vector": box_searcher(box, id_to_dia, legs=(LEG_VECTOR,), allow_embed=True),
-            "hybrid": box_searcher(box, id_to_dia, legs=HYBRID_LEGS, allow_embed=True),
+        scored = [q for q in questions if q.category in SCORED_CATEGORIES]
+
+        def hybrid(ranking: sessions.Ranking) -> Searcher:
+            return box_searcher(box, id_to_dia, legs=HYBRID_LEGS, allow_embed=True, ranking=ranking)
+
+        modes: dict[str, tuple[Searcher, list[Question]]] = {
+            "keyword": (
+                box_searcher(box, id_to_dia, legs=(LEG_KEYWORD,), allow_embed=False),
+                questions,
+            ),
+            "vector": (
+                box_searcher(box, id_to_dia, legs=(LEG_VECTOR,), allow_embed=True),
+                questions,
+            ),
+            "plain": (hybrid(sessions.PLAIN_RANKING), questions),
+            "structural": (hybrid(with_weights(participant=0.0, date=0.0)), questions),
+            "hybrid": (hybrid(sessions.DEFAULT_RANKING), questions),
         }
-        results = {name: run_mode(name, questions, fn) for name, fn in modes.items()}
+        if args.ablations:
+            modes.update({name: (hybrid(make()), scored) for name, make in ABLATIONS.items()})
+        results = {name: run_mode(name, qs, fn) for name, (fn, qs) in modes.items()}
+        loo: dict[str, Any] = {}
+        if args.loo:
+            conversation_of = {q.qid: q.conversation for q in questions}
+            shipped = results["hybrid"]["questions"]
+            for name, grid in LOO_GRID.items():
+                per_value: dict[float, list[dict[str, Any]]] = {}
+                for value in grid:
+                    is_shipped = loo_ranking(name, value) == sessions.DEFAULT_RANKING
+                    per_value[value] = (
+                        shipped
+                        if is_shipped
+                        else run_mode(
+                            f"loo {name}={value}", scored, hybrid(loo_ranking(name, value))
+                        )["questions"]
+                    )
+                loo[name] = leave_one_out(per_value, conversation_of)
+                print(f"  LOO {name}: {loo[name]}", file=sys.stderr)
         params = parameters(box)
     bm25s_fn, bm25s_index_s = bm25s_searcher(turns)
     results["bm25s"] = run_mode("bm25s", questions, bm25s_fn)
     timing["bm25s_index_s"] = round(bm25s_index_s, 3)
 
     scored = [q for q in questions if q.category in SCORED_CATEGORIES]
-    report = {
+    report: dict[str, Any] = {
         "benchmark": "locomo",
         "commit": git_commit(),
         "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -421,6 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "timing": timing,
         "metrics": {name: r["summary"] for name, r in results.items()},
         "latency_ms": {name: r["ms_per_query"] for name, r in results.items()},
+        "leave_one_out": loo,
     }
     report["per_question_file"] = args.out.with_suffix(".questions.jsonl").name
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -430,7 +559,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         o = report["metrics"][name]["overall_1_4"]
         print(
             f"{name:8s} turn R@1/5/10 {o['turn_r@1']:5.1f} {o['turn_r@5']:5.1f} {o['turn_r@10']:5.1f}"
-            f"  session R@10 {o['session_r@10']:5.1f}  contains@5 {o.get('contains@5', 0):5.1f}"
+            f"  session R@10 {o['session_r@10']:5.1f} any {o['session_any@10']:5.1f}"
+            f"  contains@5 {o.get('contains@5', 0):5.1f}"
             f"  p50 {report['latency_ms'][name]['p50']} ms",
             file=sys.stderr,
         )

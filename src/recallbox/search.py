@@ -104,10 +104,13 @@ def search(
     limit: int = DEFAULT_SEARCH_LIMIT,
     allow_embed: bool = True,
     legs: Sequence[str] = HYBRID_LEGS,
+    ranking: sessions.Ranking = sessions.DEFAULT_RANKING,
 ) -> list[Hit]:
     """Ranked hits for ``query`` in ``domain``, best first (see :meth:`recallbox.Box.search`).
 
-    ``legs`` (``"keyword"``, ``"vector"``) restricts the legs, for measurements.
+    ``legs`` (``"keyword"``, ``"vector"``) restricts the legs and ``ranking`` changes the
+    sessions ranking (:data:`recallbox.domains.sessions.PLAIN_RANKING`: the plain hybrid), for
+    measurements.
 
     Raises:
         InvalidArgument: unknown or unavailable domain, bad limit, non-string query/channel.
@@ -152,4 +155,6 @@ def search(
         limit=limit,
         query_vector=query_vector,
         use_keyword=LEG_KEYWORD in legs,
+        text=text,
+        ranking=ranking,
     )

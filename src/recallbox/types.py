@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -147,6 +148,10 @@ class Hit:
     best_message_id: str | None = None
     """``transcripts``: the chunk's message that holds the most query terms (the aggregator
     skips a chunk whose best message the sessions bucket already shows)."""
+    explain: Mapping[str, float | None] | None = None
+    """``sessions``: each ranking component the score was combined from (``base``,
+    ``context``, ``neighbour``, ``episode``, ``participant``, ``date``; ``None``: absent,
+    renormalised away; #21)."""
 
 
 @dataclass(frozen=True, slots=True)

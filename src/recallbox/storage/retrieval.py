@@ -45,6 +45,8 @@ class SearchRow:
     content: str
     content_hash: str
     created_at: datetime
+    generation: str = ""
+    seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,21 @@ class EmbedTarget:
     id: str
     text: str
     content_hash: str
+
+
+@runtime_checkable
+class SignalStore(Protocol):
+    """What the ranking signals read besides the candidates' rows (#21)."""
+
+    def message_timelines(
+        self, spans: Sequence[tuple[str, int, int]]
+    ) -> dict[str, tuple[tuple[int, datetime], ...]]:
+        """For each ``(generation id, first seq, last seq)``: the ``(seq, created_at)`` of every
+        message of that generation in the range (any kind), in ``seq`` order; generations of
+        denied threads are absent."""
+
+    def newest_created_at(self, channel: str | None) -> datetime | None:
+        """The newest ``created_at`` of the allowed threads (of ``channel`` when given)."""
 
 
 @runtime_checkable

@@ -176,8 +176,9 @@ class RetrievalMixin:
         with self.pool.reading() as conn:
             for chunk in _chunks(list(dict.fromkeys(ids))):
                 rows = conn.execute(
-                    f"SELECT m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at "
-                    f"FROM {_FROM} WHERE m.uid IN ({_marks(len(chunk))}) AND {SEARCHABLE}",
+                    f"SELECT m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at, "
+                    f"g.uid, m.seq FROM {_FROM} JOIN generations g ON g.id = m.generation_id "
+                    f"WHERE m.uid IN ({_marks(len(chunk))}) AND {SEARCHABLE}",
                     tuple(chunk),
                 )
                 for r in rows:
@@ -188,6 +189,8 @@ class RetrievalMixin:
                         content=str(r[3]),
                         content_hash=str(r[4]),
                         created_at=datetime.fromisoformat(str(r[5])),
+                        generation=str(r[6]),
+                        seq=int(r[7]),
                     )
         return out
 

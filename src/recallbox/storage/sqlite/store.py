@@ -29,6 +29,7 @@ from recallbox.storage.sqlite.schema import (
     THREAD_ALLOWED_SQL,
 )
 from recallbox.storage.sqlite.sessions import SessionWindowMixin
+from recallbox.storage.sqlite.signals import SignalMixin
 from recallbox.storage.sqlite.transcripts import TranscriptSearchMixin
 from recallbox.text.cjk import segment
 from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
@@ -117,7 +118,9 @@ def row_to_message(row: Sequence[Any]) -> Message:
     )
 
 
-class SQLiteStore(RetrievalMixin, ImportLedgerMixin, SessionWindowMixin, TranscriptSearchMixin):
+class SQLiteStore(
+    RetrievalMixin, SignalMixin, ImportLedgerMixin, SessionWindowMixin, TranscriptSearchMixin
+):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
     capabilities: frozenset[str] = frozenset({"fts5", "trigram", "bigram_cjk"})
