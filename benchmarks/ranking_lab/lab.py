@@ -97,7 +97,9 @@ def load(path: Path) -> tuple[dict[str, Conv], list[Q]]:
             T=arr[f"{name}:T"],
             C=arr[f"{name}:C"],
             episode=ep,
-            author=[qpart.participant_of(r, t) for r, t in zip(c["role"], c["content"], strict=False)],
+            author=[
+                qpart.participant_of(r, t) for r, t in zip(c["role"], c["content"], strict=False)
+            ],
         )
         conv.ep_members = [np.flatnonzero(ep == e) for e in range(ep.max() + 1)]
         convs[name] = conv

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import lab  # noqa: E402
+import lab
 
 CENTRE = lab.Params(
     ctx_kind="lin0",

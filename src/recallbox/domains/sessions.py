@@ -275,7 +275,7 @@ def search(
         fused,
         rows,
         query=text,
-        query_vector=None if query_vector is None else (query_vector.vector, query_vector.space),
+        vector_leg=query_vector is not None,
         channel=channel,
         weights=weights,
     )

@@ -35,7 +35,7 @@ from recallbox.ranking.signals import (
     combine,
     context_similarity,
 )
-from recallbox.storage.retrieval import EmbeddingSpace, SearchRow, SignalStore
+from recallbox.storage.retrieval import SearchRow, SignalStore
 from recallbox.text.dates import query_dates
 from recallbox.text.participants import participant_of, query_participants
 
@@ -93,11 +93,12 @@ def signal_scores(
     rows: Mapping[str, SearchRow],
     *,
     query: str,
-    query_vector: tuple[Sequence[float], EmbeddingSpace] | None,
+    vector_leg: bool,
     channel: str | None,
     weights: Weights = DEFAULT_WEIGHTS,
 ) -> list[Scored]:
-    """The combined score of every fused candidate (same order as ``fused``)."""
+    """The combined score of every fused candidate (same order as ``fused``); ``vector_leg``
+    says whether the search had a query vector (the context signal needs one)."""
     present = [f for f in fused if f.id in rows]
     positions = {
         f.id: Position(rows[f.id].generation, rows[f.id].seq, rows[f.id].created_at)
@@ -122,7 +123,7 @@ def signal_scores(
         dates=query_dates(query, now=now),
     )
     evidence = []
-    use_context = query_vector is not None and weights.context > 0.0
+    use_context = vector_leg and weights.context > 0.0
     for f in present:
         pos = positions.get(f.id)
         context: float | None = None

@@ -232,16 +232,18 @@ def combine(
         if context is not None and w_context > 0.0:
             total += w_context * context
             norm += w_context
-        neighbour = episode = None
+        neighbour: float | None = None
+        episode: float | None = None
         if c.episode is not None:
             if c.neighbours is not None:
-                neighbour = 0.0
+                best = 0.0
                 for other in c.neighbours:
-                    value = base.get(other)
-                    if value is not None and value > neighbour and other != c.id:
-                        neighbour = value
+                    near = base.get(other)
+                    if near is not None and near > best and other != c.id:
+                        best = near
+                neighbour = best
                 if w_neighbour > 0.0:
-                    total += w_neighbour * neighbour
+                    total += w_neighbour * best
                     norm += w_neighbour
             episode = best_in_episode[c.episode]
             if w_episode > 0.0:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
 
@@ -30,7 +30,7 @@ class SignalMixin:
         out: dict[str, tuple[tuple[int, datetime], ...]] = {}
         with self.pool.reading() as conn:
             for generation, first, last in spans:
-                rows = conn.execute(
+                rows: list[Any] = conn.execute(
                     "SELECT m.seq, m.created_at FROM generations g "
                     "JOIN threads t ON t.id = g.thread_id "
                     "JOIN messages m ON m.generation_id = g.id "
