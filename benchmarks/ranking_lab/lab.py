@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -283,6 +283,7 @@ class Params:
     ctx_pair: bool = False  # context cosine = max over the pairs holding the message
     part_others: float = 0.0  # weight of a later-mentioned participant, relative
     div: float = 0.0  # penalty per earlier higher-ranked hit of the same episode
+    signal_top: int = 0  # only the best N by base get signals (0: all)
     date_pool: int = 0  # messages within the query's dates added to the candidates
     kw_pool: int = KW_POOL
     vec_pool: int = VEC_POOL
@@ -444,6 +445,15 @@ def score(q: Q, p: Params, pre: Prepared | None = None) -> tuple[np.ndarray, np.
     keep = (base >= THRESHOLD) | pre.matched
     cand = pre.cand[keep]
     base = base[keep]
+    if p.signal_top and len(cand) > p.signal_top:
+        top = np.argsort(-base, kind="stable")[: p.signal_top]
+        rest = np.setdiff1d(np.arange(len(cand)), top)
+        sub = replace(p, signal_top=0)
+        # score the top N with signals over themselves only; the rest follow by base
+        pre_top = Prepared(pre.cand[keep][top], pre.matched[keep][top], pre.k[keep][top],
+                           pre.v[keep][top], pre.vc[keep][top])
+        c1, t1 = score(q, sub, pre_top)
+        return np.concatenate([c1, cand[rest]]), np.concatenate([t1, base[rest] - 10.0])
     local = base.copy()
     if p.w_ctx:
         local += p.w_ctx * pre.vc[keep]

@@ -4,8 +4,8 @@ Phase-1 wiring (the phase-2 seams re-apply it): reads, for the candidate set onl
 
 1. each candidate's position (generation, ``seq``, ``created_at``, role, content: already in
    its :class:`~recallbox.storage.retrieval.SearchRow`);
-2. the ``(seq, created_at)`` timeline of ``±EPISODE_SCAN_RADIUS`` messages around the candidates
-   of each generation (``SignalStore.message_timelines``), cut into episodes;
+2. where episodes start within ``±EPISODE_SCAN_RADIUS`` messages around the candidates of each
+   generation (``SignalStore.episode_breaks``: the ``created_at`` gaps over ``EPISODE_GAP``);
 3. the newest ``created_at`` in scope, which anchors relative dates in the query.
 
 No SQL here, no embedder call.
@@ -17,13 +17,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from recallbox.ranking.episodes import (
+    EPISODE_GAP,
     NEIGHBOUR_WINDOW,
     Position,
-    Timeline,
-    episode_keys,
-    has_neighbours,
-    neighbours,
-    timeline_starts,
+    neighbourhoods,
+    starts_from_breaks,
 )
 from recallbox.ranking.fusion import Fused
 from recallbox.ranking.signals import (
@@ -45,23 +43,14 @@ from recallbox.text.participants import participant_of, query_participants
 EPISODE_SCAN_RADIUS = 64
 
 
-def _adjacent(
-    seq: int,
-    step: int,
-    episode: Mapping[int, int],
-    slots: Mapping[int, str],
-    similarity: Mapping[str, float | None],
-) -> float | None:
-    """The vector similarity of the message ``step`` places from ``seq`` in its episode
-    (``episode``: seq → first seq of the generation's episodes; ``slots``: seq → candidate):
-    ``None`` when there is none (or it has no vector), 0 when it was not a candidate."""
-    first = episode.get(seq)
-    if first is None or episode.get(seq + step) != first:
+def _similarity(neighbour: str | None, similarity: Mapping[str, float | None]) -> float | None:
+    """The vector similarity of an adjacent message: ``None`` when there is none (or it has no
+    vector), 0 when it is not a candidate (``""``)."""
+    if neighbour is None:
         return None
-    other = slots.get(seq + step)
-    if other is None:
+    if not neighbour:
         return 0.0
-    return similarity.get(other)
+    return similarity.get(neighbour)
 
 
 def timeline_spans(
@@ -105,17 +94,12 @@ def signal_scores(
         for f in present
         if rows[f.id].generation
     }
-    timelines = [
-        Timeline(generation, points)
-        for generation, points in store.message_timelines(timeline_spans(positions)).items()
-    ]
-    starts = timeline_starts(timelines)
-    episodes = episode_keys(positions, starts)
-    near = neighbours(positions, episodes, window=NEIGHBOUR_WINDOW)
+    breaks = store.episode_breaks(
+        timeline_spans(positions), gap_seconds=EPISODE_GAP.total_seconds()
+    )
+    starts = {g: starts_from_breaks(*found) for g, found in breaks.items()}
+    places = neighbourhoods(positions, starts, window=NEIGHBOUR_WINDOW)
     similarity = {f.id: f.vector for f in present}
-    slots: dict[str, dict[int, str]] = {}
-    for rid, p in positions.items():
-        slots.setdefault(p.generation, {}).setdefault(p.seq, rid)
     authors = {f.id: participant_of(rows[f.id].role, rows[f.id].content) for f in present}
     now: datetime | None = store.newest_created_at(channel)
     signals = QuerySignals(
@@ -125,27 +109,26 @@ def signal_scores(
     evidence = []
     use_context = vector_leg and weights.context > 0.0
     for f in present:
-        pos = positions.get(f.id)
+        place = places.get(f.id)
         context: float | None = None
         if use_context and f.vector is not None:
-            previous = following = None
-            if pos is not None:
-                episode = starts.get(pos.generation, {})
-                mine = slots[pos.generation]
-                previous = _adjacent(pos.seq, -1, episode, mine, similarity)
-                following = _adjacent(pos.seq, 1, episode, mine, similarity)
-            context = context_similarity(f.vector, previous, following)
+            if place is None:
+                context = context_similarity(f.vector, None, None)
+            else:
+                context = context_similarity(
+                    f.vector,
+                    _similarity(place.previous, similarity),
+                    _similarity(place.following, similarity),
+                )
         evidence.append(
             Evidence(
-                id=f.id,
-                base=f.score,
-                context=context,
-                episode=episodes.get(f.id),
-                neighbours=near.get(f.id, ())
-                if pos is not None and has_neighbours(pos, starts)
-                else None,
-                participant=authors[f.id],
-                created_at=rows[f.id].created_at,
+                f.id,
+                f.score,
+                context,
+                None if place is None else place.episode,
+                None if place is None else place.neighbours,
+                authors[f.id],
+                rows[f.id].created_at,
             )
         )
     return combine(evidence, signals, weights=weights)

@@ -77,6 +77,20 @@ def episode_starts(
     return out
 
 
+def starts_from_breaks(first: int, last: int, breaks: Sequence[int]) -> dict[int, int]:
+    """``{seq: first seq of its episode}`` for ``first..last`` of one generation, from the seqs
+    where an episode starts (``breaks``; ``first`` always starts one). The store's fast path:
+    it returns the breaks instead of every ``(seq, created_at)``."""
+    starts = sorted({first, *(b for b in breaks if first <= b <= last)})
+    out: dict[int, int] = {}
+    index = 0
+    for seq in range(first, last + 1):
+        while index + 1 < len(starts) and starts[index + 1] <= seq:
+            index += 1
+        out[seq] = starts[index]
+    return out
+
+
 def timeline_starts(
     timelines: Iterable[Timeline], *, gap: timedelta = EPISODE_GAP
 ) -> dict[str, dict[int, int]]:
@@ -145,3 +159,59 @@ def has_neighbours(
         for delta in range(1, max(0, window) + 1)
         for d in (-delta, delta)
     )
+
+
+class Neighbourhood(NamedTuple):
+    """A candidate's place among the others, from one pass (:func:`neighbourhoods`).
+
+    ``neighbours`` are the other candidates within ``±window`` in its episode, nearest first
+    (``None``: no message at all is that close in its episode); ``previous``/``following``
+    the candidate just before/after it (``""``: that message is in the episode but is not a
+    candidate; ``None``: there is no such message in the episode).
+    """
+
+    episode: EpisodeKey
+    neighbours: tuple[str, ...] | None
+    previous: str | None
+    following: str | None
+
+
+def neighbourhoods(
+    positions: Mapping[str, Position],
+    starts: Mapping[str, Mapping[int, int]],
+    *,
+    window: int = NEIGHBOUR_WINDOW,
+) -> dict[str, Neighbourhood]:
+    """:func:`episode_keys`, :func:`neighbours`, :func:`has_neighbours` and the adjacent
+    candidates in one pass (the search path; the separate functions say the same)."""
+    by_seq: dict[str, dict[int, str]] = {}
+    for rid, pos in positions.items():
+        by_seq.setdefault(pos.generation, {}).setdefault(pos.seq, rid)
+    offsets = [d for delta in range(1, max(0, window) + 1) for d in (-delta, delta)]
+    empty: dict[int, int] = {}
+    out: dict[str, Neighbourhood] = {}
+    for rid, (generation, seq, _) in positions.items():
+        episode = starts.get(generation, empty)
+        first = episode.get(seq)
+        slots = by_seq[generation]
+        if first is None:  # not covered: its own episode, no known neighbour
+            out[rid] = Neighbourhood(EpisodeKey(generation, seq), None, None, None)
+            continue
+        found: list[str] = []
+        close = False
+        for d in offsets:
+            if episode.get(seq + d) != first:
+                continue
+            close = True
+            other = slots.get(seq + d)
+            if other is not None and other != rid:
+                found.append(other)
+        previous = following = None
+        if episode.get(seq - 1) == first:
+            previous = slots.get(seq - 1, "")
+        if episode.get(seq + 1) == first:
+            following = slots.get(seq + 1, "")
+        out[rid] = Neighbourhood(
+            EpisodeKey(generation, first), tuple(found) if close else None, previous, following
+        )
+    return out

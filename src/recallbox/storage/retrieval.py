@@ -94,6 +94,14 @@ class SignalStore(Protocol):
         message of that generation in the range (any kind), in ``seq`` order; generations of
         denied threads are absent."""
 
+    def episode_breaks(
+        self, spans: Sequence[tuple[str, int, int]], *, gap_seconds: float
+    ) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+        """For each ``(generation id, first seq, last seq)``: the first and last ``seq`` of that
+        generation's messages in the range (any kind) and the seqs in it whose ``created_at`` is
+        more than ``gap_seconds`` after the previous message's (where an episode starts);
+        generations of denied threads, and ranges holding no message, are absent."""
+
     def newest_created_at(self, channel: str | None) -> datetime | None:
         """The newest ``created_at`` of the allowed threads (of ``channel`` when given)."""
 

@@ -2,7 +2,9 @@
 
 * :meth:`SignalMixin.message_timelines` — the ``(seq, created_at)`` of a range of one
   generation's messages (an index range scan of ``messages_by_generation``), from which the
-  ranking cuts episodes;
+  ranking cuts episodes (the reference path);
+* :meth:`SignalMixin.episode_breaks` — the same range reduced in SQL to where episodes start
+  (the gap to the previous message over ``EPISODE_GAP``): the search path;
 * :meth:`SignalMixin.newest_created_at` — the ``created_at`` of the last message (by ``seq``)
   of each allowed thread, the newest of them: the anchor of relative dates.
 """
@@ -42,6 +44,35 @@ class SignalMixin:
                     out[generation] = tuple(
                         (int(r[0]), datetime.fromisoformat(str(r[1]))) for r in rows
                     )
+        return out
+
+    def episode_breaks(
+        self, spans: Sequence[tuple[str, int, int]], *, gap_seconds: float
+    ) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+        out: dict[str, tuple[int, int, tuple[int, ...]]] = {}
+        # the gaps are computed in SQL (LAG over the range, index order): only the few rows
+        # that start an episode come back, not every (seq, created_at)
+        sql = (
+            "SELECT seq, gap FROM (SELECT m.seq AS seq, "
+            "(julianday(m.created_at) - julianday(LAG(m.created_at) OVER (ORDER BY m.seq))) "
+            "* 86400.0 AS gap, "
+            "row_number() OVER (ORDER BY m.seq DESC) AS from_end "
+            "FROM generations g JOIN threads t ON t.id = g.thread_id "
+            "JOIN messages m ON m.generation_id = g.id "
+            f"WHERE g.uid = ? AND m.seq BETWEEN ? AND ? AND {THREAD_ALLOWED_SQL}) "
+            "WHERE gap IS NULL OR gap > ? OR gap < -? OR from_end = 1 ORDER BY seq"
+        )
+        with self.pool.reading() as conn:
+            for generation, first, last in spans:
+                rows: list[Any] = conn.execute(
+                    sql, (generation, int(first), int(last), gap_seconds, gap_seconds)
+                ).fetchall()
+                if not rows:
+                    continue
+                breaks = tuple(
+                    int(r[0]) for r in rows if r[1] is None or abs(float(r[1])) > gap_seconds
+                )
+                out[generation] = (int(rows[0][0]), int(rows[-1][0]), breaks)
         return out
 
     def newest_created_at(self, channel: str | None) -> datetime | None:
