@@ -450,8 +450,13 @@ def score(q: Q, p: Params, pre: Prepared | None = None) -> tuple[np.ndarray, np.
         rest = np.setdiff1d(np.arange(len(cand)), top)
         sub = replace(p, signal_top=0)
         # score the top N with signals over themselves only; the rest follow by base
-        pre_top = Prepared(pre.cand[keep][top], pre.matched[keep][top], pre.k[keep][top],
-                           pre.v[keep][top], pre.vc[keep][top])
+        pre_top = Prepared(
+            pre.cand[keep][top],
+            pre.matched[keep][top],
+            pre.k[keep][top],
+            pre.v[keep][top],
+            pre.vc[keep][top],
+        )
         c1, t1 = score(q, sub, pre_top)
         return np.concatenate([c1, cand[rest]]), np.concatenate([t1, base[rest] - 10.0])
     local = base.copy()

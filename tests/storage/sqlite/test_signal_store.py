@@ -17,7 +17,9 @@ from recallbox.ranking.episodes import (
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 gaps = st.lists(
-    st.sampled_from([0, 60, 3599, 3600, 3601, 7200, 86_400 * 3, -60, -7200]), min_size=1, max_size=40
+    st.sampled_from([0, 60, 3599, 3600, 3601, 7200, 86_400 * 3, -60, -7200]),
+    min_size=1,
+    max_size=40,
 )
 
 
@@ -33,7 +35,8 @@ def test_sql_breaks_equal_the_pure_episode_cut(
         times.append(at)
     with recallbox.open(path) as box:
         msgs = box.append_many(
-            "t", [{"role": "user", "content": f"m{i}", "created_at": t} for i, t in enumerate(times)]
+            "t",
+            [{"role": "user", "content": f"m{i}", "created_at": t} for i, t in enumerate(times)],
         )
         generation = msgs[0].generation_id
         first, last = lo + 1, lo + 1 + width
@@ -45,14 +48,16 @@ def test_sql_breaks_equal_the_pure_episode_cut(
     if not points:
         assert found == {} and timeline == {}
         return
-    assert [p for p in timeline[generation]] == points
+    assert list(timeline[generation]) == points
     assert starts_from_breaks(*found[generation]) == episode_starts(points)
 
 
 def test_breaks_and_newest_respect_quarantine(tmp_path: Path) -> None:
     with recallbox.open(tmp_path / "q.db") as box:
         (m,) = box.append_many("secret", [{"role": "user", "content": "x", "created_at": T0}])
-        box.append_many("open", [{"role": "user", "content": "y", "created_at": T0 - timedelta(days=1)}])
+        box.append_many(
+            "open", [{"role": "user", "content": "y", "created_at": T0 - timedelta(days=1)}]
+        )
         box.quarantine("secret")
         store = box.store
         assert store.episode_breaks([(m.generation_id, 1, 5)], gap_seconds=1.0) == {}  # type: ignore[attr-defined]
