@@ -1,98 +1,51 @@
-"""The Claude Code hook helper on a compacted fixture session, through the real CLI."""
+"""``recallbox.hooks``: what one Claude Code hook event does (the CLI side is in tests/cli)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
 import recallbox
-from recallbox.cli import cli
-from recallbox.hooks import HOOK_OUTPUT_MAX_CHARS, claude_code_channel
+from recallbox.hooks import (
+    HOOK_OUTPUT_MAX_CHARS,
+    HookResult,
+    claude_code_channel,
+    handle_claude_code_hook,
+)
 
 FIXTURES = Path(__file__).parent / "importers" / "fixtures" / "claude-code" / "projects"
 SESSION = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
 TRANSCRIPT = FIXTURES / "-home-dev-app" / f"{SESSION}.jsonl"
-CLAUDE_HOOK_LIMIT_CHARS = 10_000
 
 
-def hook(db: Path, payload: object) -> tuple[int, str, str]:
-    result = CliRunner().invoke(
-        cli, ["--db", str(db), "hook", "claude-code"], input=json.dumps(payload), obj={}
-    )
-    return result.exit_code, result.stdout, result.stderr
+def test_an_import_event_prints_nothing(box: recallbox.Box) -> None:
+    payload = {"hook_event_name": "PreCompact", "transcript_path": str(TRANSCRIPT)}
+    assert handle_claude_code_hook(box, payload) == HookResult("", ())
+    assert box.thread(claude_code_channel(SESSION)).generation_count == 2
 
 
-def test_precompact_imports_and_prints_nothing(tmp_path: Path) -> None:
-    db = tmp_path / "h.db"
-    code, out, _ = hook(
-        db,
-        {
-            "hook_event_name": "PreCompact",
-            "session_id": SESSION,
-            "transcript_path": str(TRANSCRIPT),
-        },
-    )
-    assert code == 0 and out == ""
-    with recallbox.open(db) as box:
-        thread = box.thread(claude_code_channel(SESSION))
-        assert thread.generation_count == 2 and thread.message_count > 0
-
-
-def test_session_start_after_compact_tells_the_model_where_to_search(tmp_path: Path) -> None:
-    db = tmp_path / "h.db"
+def test_session_start_after_a_compaction_returns_the_notice(box: recallbox.Box) -> None:
     payload = {
         "hook_event_name": "SessionStart",
         "source": "compact",
         "session_id": SESSION,
         "transcript_path": str(TRANSCRIPT),
     }
-    code, out, _ = hook(db, payload)
-    channel = f"claude-code:{SESSION}"
-    assert code == 0
-    assert channel in out
-    assert "## 10. Resources used in generation 1" in out
-    assert f'search_memory(channel="{channel}", query="<resource name or path>")' in out
-    assert len(out) <= HOOK_OUTPUT_MAX_CHARS + 1 < CLAUDE_HOOK_LIMIT_CHARS
-    with recallbox.open(db) as box:
-        tool_ids = [m.id for m in box.messages(channel, generation=1) if m.role == "tool"]
-    assert any(message_id in out for message_id in tool_ids)  # evidence ids are listed
-    # a second start (resume) imports nothing new and prints nothing
-    code, out, _ = hook(db, {**payload, "source": "resume"})
-    assert code == 0 and out == ""
-
-
-def test_hook_never_blocks_on_bad_input(tmp_path: Path) -> None:
-    db = tmp_path / "h.db"
-    code, out, err = hook(db, ["not", "an", "object"])
-    assert code == 0 and out == "" and "not a JSON object" in err
-    result = CliRunner().invoke(
-        cli, ["--db", str(db), "hook", "claude-code"], input="{broken", obj={}
+    result = handle_claude_code_hook(box, payload)
+    assert result.notes == ()
+    assert result.output.startswith(
+        f"recallbox: the history of this session before the compaction is stored verbatim in "
+        f"thread claude-code:{SESSION} (generation 1)."
     )
-    assert result.exit_code == 0 and "recallbox hook:" in result.stderr
-    code, out, err = hook(
-        db,
-        {
-            "hook_event_name": "SessionEnd",
-            "session_id": "x",
-            "transcript_path": str(tmp_path / "gone.jsonl"),
-        },
-    )
-    assert code == 0 and out == ""
+    assert len(result.output) <= HOOK_OUTPUT_MAX_CHARS
 
 
-def test_quarantined_session_prints_nothing(tmp_path: Path) -> None:
-    db = tmp_path / "h.db"
-    with recallbox.open(db) as box:
-        box.quarantine(f"claude-code:{SESSION}")
-    code, out, _ = hook(
-        db,
-        {
-            "hook_event_name": "SessionStart",
-            "source": "compact",
-            "session_id": SESSION,
-            "transcript_path": str(TRANSCRIPT),
-        },
+def test_notes_say_why_nothing_was_imported(box: recallbox.Box, tmp_path: Path) -> None:
+    assert handle_claude_code_hook(box, {"hook_event_name": "SessionEnd"}).notes == (
+        "the payload has no transcript_path; nothing was imported",
     )
-    assert code == 0 and out == ""
+    assert handle_claude_code_hook(box, {"transcript_path": 7}).notes == (
+        "the payload's transcript_path is not a string; nothing was imported",
+    )
+    gone = tmp_path / "gone.jsonl"
+    (note,) = handle_claude_code_hook(box, {"transcript_path": str(gone)}).notes
+    assert note.startswith(f"could not import {gone}: ")

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 import recallbox
-from recallbox.domains.sessions import PLAIN_RANKING
+from recallbox.domains.sessions import PLAIN_RANKING, SessionsDomain
 from recallbox.ranking.episodes import EPISODE_GAP
-from recallbox.ranking.signals import SIGNAL_NAMES
 from recallbox.search import search
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
@@ -28,6 +27,8 @@ def rows(texts: list[str], *, start: datetime = T0, step: timedelta = timedelta(
     ]
 
 
+PLAIN = SessionsDomain(PLAIN_RANKING)
+LEGS = {"bm25", "keyword", "vector", "fused", "leg"}
 FILLER = [f"we talked about item number {n} for a while" for n in range(12)]
 QUESTION = "Which tea does Ann prefer for her afternoon break?"
 ANSWER = "Oh, definitely a smoky lapsang, she says."
@@ -36,10 +37,11 @@ ANSWER = "Oh, definitely a smoky lapsang, she says."
 def test_a_thread_of_one_message_ranks_on_its_base(box: recallbox.Box) -> None:
     (only,) = box.append_many("solo", rows(["the kettle is broken again"]))
     (hit,) = box.search("kettle broken")
-    assert hit.id == only.id and hit.explain is not None
-    assert set(hit.explain) == set(SIGNAL_NAMES)
-    assert hit.explain["neighbour"] is None and hit.explain["context"] is None
-    assert hit.score == pytest.approx(hit.explain["base"])
+    assert hit.id == only.id
+    # no neighbour in its episode, no vector, no date or person named: base and episode only
+    assert set(hit.explain) == (LEGS - {"vector"}) | {"episode", "score"}
+    assert hit.explain["episode"] == hit.explain["fused"]
+    assert hit.score == pytest.approx(hit.explain["fused"]) and hit.neighbours == ()
 
 
 def test_the_answer_next_to_the_matching_turn_is_found(box: recallbox.Box) -> None:
@@ -49,8 +51,11 @@ def test_the_answer_next_to_the_matching_turn_is_found(box: recallbox.Box) -> No
     hits = box.search("Ann tea afternoon break smoky", channel="chat")
     ids = [h.id for h in hits]
     assert answer.id in ids[:3]
-    explain = hits[ids.index(answer.id)].explain
-    assert explain is not None and explain["neighbour"] and explain["neighbour"] > explain["base"]
+    hit = hits[ids.index(answer.id)]
+    assert float(hit.explain["neighbour"]) > float(hit.explain["fused"])
+    assert [n.id for n in hit.neighbours] == [msgs[5].id, msgs[7].id]
+    assert [n.offset for n in hit.neighbours] == [-1, 1]
+    assert hit.neighbours[0].text == QUESTION and hit.neighbours[0].role == "assistant"
 
 
 def test_an_episode_ends_at_a_long_gap(db_path: Path) -> None:
@@ -61,11 +66,10 @@ def test_an_episode_ends_at_a_long_gap(db_path: Path) -> None:
         )
         hits = {h.id: h for h in box.search("Ann tea afternoon break smoky", channel="chat")}
     assert first[-1].id in hits
-    answer = hits[later[0].id].explain
-    assert (
-        answer is not None and answer["neighbour"] == 0.0
-    )  # the question is in the previous episode
-    assert answer["episode"] == answer["base"]
+    answer = hits[later[0].id]
+    # the question is in the previous episode: not a neighbour, not shown beside it
+    assert answer.explain["neighbour"] == 0.0 and answer.explain["episode"] == answer.explain["fused"]
+    assert [n.id for n in answer.neighbours] == [later[1].id]
 
 
 def test_a_date_named_in_the_query_prefers_that_day(box: recallbox.Box) -> None:
@@ -78,8 +82,7 @@ def test_a_date_named_in_the_query_prefers_that_day(box: recallbox.Box) -> None:
     box.append_many("diary", rows(["I went swimming in the lake with Jim"], start=T0 + 60 * day))
     hits = box.search("Where did I go swimming on June 7, 2023?", channel="diary")
     assert hits[0].id == june[0].id
-    assert hits[0].explain is not None and hits[0].explain["date"] == 1.0
-    assert hits[1].explain is not None and hits[1].explain["date"] == 0.0
+    assert hits[0].explain["date"] == 1.0 and hits[1].explain["date"] == 0.0
 
 
 def test_a_relative_date_is_resolved_against_the_newest_message(box: recallbox.Box) -> None:
@@ -107,13 +110,15 @@ def test_the_participant_the_query_names_comes_first(box: recallbox.Box) -> None
     )
     hits = box.search("What tea does Bob love?", channel="pair")
     assert [h.id for h in hits] == [bob.id, ann.id]
-    assert hits[0].explain is not None and hits[0].explain["participant"] == 1.0
+    assert hits[0].explain["participant"] == 1.0
+    assert (hits[0].participant, hits[1].participant) == ("Bob", "Ann")
 
 
 def test_the_plain_ranking_is_the_hybrid_alone(box: recallbox.Box) -> None:
     box.append_many("chat", rows([*FILLER[:5], QUESTION, ANSWER]))
-    plain = search(box.store, None, "Ann tea smoky", ranking=PLAIN_RANKING)  # type: ignore[arg-type]
-    assert plain and all(h.explain is None for h in plain)
+    plain = search(box.store, None, "Ann tea smoky", using=PLAIN)
+    assert plain and all(set(h.explain) == LEGS - {"vector"} for h in plain)
+    assert all(h.score == h.explain["fused"] for h in plain)
     assert [h.score for h in plain] == sorted((h.score for h in plain), reverse=True)
 
 
@@ -121,5 +126,5 @@ def test_signals_never_change_which_rows_are_found(box: recallbox.Box) -> None:
     box.append_many("chat", rows([*FILLER, QUESTION, ANSWER]))
     for query in ("Ann tea", "item number 4", "yesterday in May", "Bob: who?"):
         full = {h.id for h in box.search(query, limit=100)}
-        plain = {h.id for h in search(box.store, None, query, limit=100, ranking=PLAIN_RANKING)}  # type: ignore[arg-type]
+        plain = {h.id for h in search(box.store, None, query, limit=100, using=PLAIN)}
         assert full == plain

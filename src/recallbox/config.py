@@ -39,3 +39,9 @@ def load_settings(db: str | None = None) -> Settings:
     home = default_home()
     location = db or os.environ.get(ENV_DB) or str(home / DB_FILENAME)
     return Settings(home=home, db=location)
+
+
+MCP_HTTP_PORT = 8766
+"""``recallbox mcp --http`` listens here by default (the web inspector has 8765)."""
+ENV_MCP_TOKEN = "RECALLBOX_MCP_TOKEN"
+"""The bearer token of ``recallbox mcp --http`` (required for a non-loopback ``--host``)."""

@@ -11,12 +11,14 @@ Claude Code runs a hook command with a JSON payload on stdin (``hook_event_name`
   and the line saying how to recover any of it with ``search_memory`` — within Claude Code's
   limit on hook output that reaches the context.
 
-A hook never blocks the agent: failures are reported on stderr and the command exits 0.
+A hook never blocks the agent: failures (a missing ``transcript_path`` included) are reported on
+stderr and the command exits 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from recallbox.box import Box
@@ -52,17 +54,34 @@ def resume_notice(box: Box, channel: str) -> str:
     return text
 
 
-def handle_claude_code_hook(box: Box, payload: Mapping[str, Any]) -> str:
+@dataclass(frozen=True, slots=True)
+class HookResult:
+    """What one hook event produced: ``output`` for the model (stdout), ``notes`` for stderr."""
+
+    output: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def _import_transcript(box: Box, transcript: object) -> list[str]:
+    """Import the payload's transcript; the reasons it could not be (empty when it was)."""
+    if transcript is None or transcript == "":
+        return ["the payload has no transcript_path; nothing was imported"]
+    if not isinstance(transcript, str):
+        return ["the payload's transcript_path is not a string; nothing was imported"]
+    report = box.import_transcripts(CLAUDE_CODE_FORMAT, [transcript])
+    return [f"could not import {f.path}: {f.error}" for f in report.errors]
+
+
+def handle_claude_code_hook(box: Box, payload: Mapping[str, Any]) -> HookResult:
     """Import the session's transcript; return the text to print (empty for most events)."""
-    transcript = payload.get("transcript_path")
+    notes = _import_transcript(box, payload.get("transcript_path"))
     session_id = payload.get("session_id")
-    if isinstance(transcript, str) and transcript:
-        box.import_transcripts(CLAUDE_CODE_FORMAT, [transcript])
+    output = ""
     if (
         payload.get("hook_event_name") == "SessionStart"
         and payload.get("source") == COMPACT_SOURCE
         and isinstance(session_id, str)
         and session_id
     ):
-        return resume_notice(box, claude_code_channel(session_id))
-    return ""
+        output = resume_notice(box, claude_code_channel(session_id))
+    return HookResult(output, tuple(notes))

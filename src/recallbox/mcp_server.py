@@ -1,20 +1,31 @@
 """The MCP server: one tool per Box verb, each result under its cap (DESIGN §8).
 
 ``build_server(settings)`` makes the server (tests construct it directly); the database is
-opened once in the server's lifespan. Tools return plain text only (``structured_output=False``),
-so the size cap covers the whole result: mcp 2.x would otherwise send a structured copy too.
-Errors the model can fix come back as tool errors that say how to fix them. Logging goes to
-stderr; stdout belongs to the protocol.
+opened once in the server's lifespan, or handed in already open (``serve`` opens it before
+serving, so a bad database fails with one clear error instead of a dropped connection). Tools
+return plain text only (``structured_output=False``), so the size cap covers the whole result:
+mcp 2.x would otherwise send a structured copy too. Errors the model can fix come back as tool
+errors that say how to fix them, and never echo more than :data:`ECHO_MAX_CHARS` of an argument.
+Logging goes to stderr; stdout belongs to the protocol.
+
+Streamable HTTP is served at :data:`MCP_PATH` on loopback by default. Every request's ``Host``
+header (and ``Origin``, when sent) must name an allowed host; with a token, every request must
+carry ``Authorization: Bearer <token>`` (a non-loopback bind always has one).
 """
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import logging
+import secrets
+import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -22,12 +33,23 @@ from mcp.types import ToolAnnotations
 
 import recallbox
 from recallbox.box import Box
-from recallbox.config import Settings
+from recallbox.config import MCP_HTTP_PORT, Settings
 from recallbox.errors import InvalidArgument, NotFound, RecallError
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 SERVER_NAME = "recallbox"
 LOOPBACK_HOST = "127.0.0.1"
-DEFAULT_HTTP_PORT = 8765
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+MCP_PATH = "/mcp"
+TOKEN_BYTES = 32
+"""A generated bearer token carries this many random bytes."""
+ECHO_MAX_CHARS = 80
+"""An argument echoed in a tool error is cut to this many characters."""
+TOOL_ERROR_MAX_CHARS = 500
+"""A tool error message never exceeds this (its start and its end are kept)."""
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -50,6 +72,20 @@ class ServerState:
 BoxContext = Context[ServerState, Any]
 
 
+def clip(value: str, limit: int = ECHO_MAX_CHARS) -> str:
+    """``value`` cut to ``limit`` characters (with ``…``) for echoing in an error."""
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def bounded_error(message: str, limit: int = TOOL_ERROR_MAX_CHARS) -> str:
+    """One line of at most ``limit`` characters; a longer one keeps its start and its end."""
+    line = " ".join(message.split())
+    if len(line) <= limit:
+        return line
+    half = (limit - 3) // 2
+    return line[:half] + " … " + line[-half:]
+
+
 def _box(ctx: BoxContext) -> Box:
     state: ServerState = ctx.request_context.lifespan_context
     return state.box
@@ -60,24 +96,37 @@ def _call(verb: Callable[[], str], *, not_found: str) -> str:
     try:
         return verb()
     except NotFound as exc:
-        raise ToolError(not_found) from exc
+        raise ToolError(bounded_error(not_found)) from exc
     except InvalidArgument as exc:
-        raise ToolError(f"invalid argument: {exc}") from exc
+        raise ToolError(bounded_error(f"invalid argument: {exc}")) from exc
     except RecallError as exc:
-        raise ToolError(f"recallbox error: {exc}") from exc
+        raise ToolError(bounded_error(f"recallbox error: {exc}")) from exc
 
 
-def build_server(settings: Settings) -> MCPServer[ServerState]:
-    """The recallbox MCP server over the database of ``settings``."""
+def build_server(
+    settings: Settings | None = None, *, box: Box | None = None
+) -> MCPServer[ServerState]:
+    """The recallbox MCP server over the database of ``settings``, or over an open ``box``
+    (which the caller keeps and closes).
+
+    Raises:
+        InvalidArgument: neither ``settings`` nor ``box`` is given.
+    """
+    if box is None and settings is None:
+        raise InvalidArgument("build_server needs settings or an open box")
+    location = settings.db if settings is not None else ""
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
-        box = recallbox.open(settings.db)
-        log.info("recallbox MCP server using %s", settings.db)
-        try:
+        if box is not None:
             yield ServerState(box=box)
+            return
+        opened = recallbox.open(location)
+        log.info("recallbox MCP server using %s", location)
+        try:
+            yield ServerState(box=opened)
         finally:
-            box.close()
+            opened.close()
 
     server: MCPServer[ServerState] = MCPServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=recallbox.__version__, lifespan=lifespan
@@ -120,23 +169,121 @@ def build_server(settings: Settings) -> MCPServer[ServerState]:
         return _call(
             lambda: box.read_message(message_id, view=view, offset=offset),
             # The same text for an unknown id and an id of a quarantined thread.
-            not_found=f"unknown message id {message_id}; ids come from search_memory results",
+            not_found=(
+                f"unknown message id {clip(message_id)}; ids come from search_memory results"
+            ),
         )
 
     return server
 
 
-def serve(
-    settings: Settings,
-    *,
-    http: bool = False,
-    host: str = LOOPBACK_HOST,
-    port: int = DEFAULT_HTTP_PORT,
-) -> None:
-    """Run the server on stdio (default) or streamable HTTP."""
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
-    server = build_server(settings)
-    if http:
-        server.run("streamable-http", host=host, port=port)
+# -- streamable HTTP ---------------------------------------------------------------------------
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    if host.casefold() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def new_token() -> str:
+    """A random bearer token."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def allowed_host_names(host: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The names a request's ``Host`` header may carry: loopback, the bound host, ``extra``
+    (and this machine's hostname for a wildcard bind)."""
+    names = set(LOOPBACK_NAMES) | {e.casefold() for e in extra}
+    if host in WILDCARD_HOSTS:
+        names.add(socket.gethostname().casefold())
     else:
+        names.add(host.strip("[]").casefold())
+    return frozenset(names)
+
+
+def host_name(header: str) -> str:
+    """``"[::1]:8766"`` → ``"::1"``; ``"Example.org:80"`` → ``"example.org"``."""
+    header = header.strip()
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0].casefold()
+    return header.rsplit(":", 1)[0].casefold() if header.count(":") == 1 else header.casefold()
+
+
+def guard(app: ASGIApp, *, token: str | None, allowed: frozenset[str]) -> ASGIApp:
+    """``app`` behind the Host/Origin check and, with ``token``, the bearer check."""
+    from starlette.datastructures import Headers
+    from starlette.responses import PlainTextResponse, Response
+
+    expected = f"Bearer {token}".encode("latin-1") if token else None
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        response: Response | None = None
+        if host_name(headers.get("host", "")) not in allowed:
+            response = PlainTextResponse("Invalid Host header", status_code=421)
+        elif origin and host_name(urlsplit(origin).netloc) not in allowed:
+            response = PlainTextResponse("Invalid Origin header", status_code=403)
+        elif expected is not None and not hmac.compare_digest(
+            headers.get("authorization", "").encode("latin-1", "replace"), expected
+        ):
+            response = PlainTextResponse(
+                "missing or wrong bearer token", 401, {"WWW-Authenticate": "Bearer"}
+            )
+        if response is not None:
+            await response(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """Where and how ``serve`` listens for streamable HTTP."""
+
+    host: str = LOOPBACK_HOST
+    port: int = MCP_HTTP_PORT
+    token: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
+
+
+def http_app(server: MCPServer[ServerState], options: HttpOptions) -> ASGIApp:
+    """The streamable-HTTP ASGI app at :data:`MCP_PATH`, behind :func:`guard`."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    allowed = allowed_host_names(options.host, options.allowed_hosts)
+    # The guard checks Host and Origin for every route; the SDK's own check would refuse
+    # the extra names a non-loopback bind allows.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, transport_security=security, host=options.host
+    )
+    return guard(app, token=options.token, allowed=allowed)
+
+
+def serve(box: Box, *, http: HttpOptions | None = None) -> None:
+    """Run the server over ``box`` on stdio (default) or streamable HTTP."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
+    log.info("recallbox MCP server using %s", box.location)
+    server = build_server(box=box)
+    if http is None:
         server.run("stdio")
+        return
+    import uvicorn
+
+    config = uvicorn.Config(
+        http_app(server, http), host=http.host, port=http.port, log_level="info"
+    )
+    log.info("streamable HTTP at http://%s:%d%s", _url_host(http.host), http.port, MCP_PATH)
+    uvicorn.Server(config).run()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool", "system"]
@@ -148,10 +148,32 @@ class Hit:
     best_message_id: str | None = None
     """``transcripts``: the chunk's message that holds the most query terms (the aggregator
     skips a chunk whose best message the sessions bucket already shows)."""
-    explain: Mapping[str, float | None] | None = None
-    """``sessions``: each ranking component the score was combined from (``base``,
-    ``context``, ``neighbour``, ``episode``, ``participant``, ``date``; ``None``: absent,
-    renormalised away; #21)."""
+    explain: Mapping[str, float | str] = field(default_factory=dict, hash=False)
+    """How the score came about (DESIGN §4.2): ``bm25`` (the raw keyword score ``s``),
+    ``keyword`` (``k``), ``vector`` (``v``) when present, ``fused`` (the hybrid score) and
+    ``leg`` (``"keyword"`` or ``"vector"``, the leg that carried it); see
+    ``recallbox.ranking.fusion``. ``sessions`` adds each ranking signal the score was combined
+    from (``context``, ``neighbour``, ``episode``, ``participant``, ``date``; an absent one is
+    left out, renormalised away) and ``score`` (``recallbox.ranking.signals``, #21)."""
+    participant: str | None = None
+    """``sessions``: who wrote it — the ``Name:`` a chat transcript writes at the start of its
+    content, else its role (#21)."""
+    neighbours: tuple[Neighbour, ...] = ()
+    """``sessions``: the messages just before and after it in its episode (its sitting: no
+    ``created_at`` gap over an hour), oldest first, for the first hits of a search (#21)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A message next to a hit in its episode (``Hit.neighbours``): ``offset`` is its place
+    relative to the hit by ``seq`` (−1: just before), ``text`` its beginning (≤ 240 chars)."""
+
+    id: str
+    offset: int
+    role: str
+    participant: str | None
+    created_at: datetime
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,3 +257,165 @@ class ImportProgress:
     bytes_done: int
     bytes_total: int
     records: int
+
+
+# -- knowledge and memory (#10)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One indexed section of a knowledge document (DESIGN §2).
+
+    ``source`` is the path relative to the sync root, ``/``-separated, or the name given to
+    ``add_document``; ``heading`` the text of its ``##``/``###`` line (``None`` for the text
+    before the first heading and for a document without headings); ``lines`` its 1-based,
+    inclusive line range in the document; ``content`` its lines verbatim, heading line
+    included; ``scope`` a project name, or ``None`` for the global library.
+    """
+
+    id: str
+    source: str
+    heading: str | None
+    lines: tuple[int, int]
+    content: str
+    content_hash: str
+    scope: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """A curated lesson (DESIGN §2, §4.3); its source is ``MEMORY.md``.
+
+    ``key`` is the type's prefix and a number (``PIT03``); ``state`` is ``active``,
+    ``dormant`` or ``archived`` and ``state_since`` the date it began; ``created`` ``None``
+    means infinitely old (decay); ``superseded_by`` the key of the entry that replaced it.
+    """
+
+    key: str
+    type: str
+    title: str | None
+    body: str
+    state: str
+    created: date | None
+    last_referenced: date | None
+    state_since: date | None
+    ref_count: int = 0
+    evergreen: bool = False
+    superseded_by: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The entry's text (its body), as given to ``remember``."""
+        return self.body
+
+    @property
+    def superseded(self) -> bool:
+        """True when another entry replaced this one."""
+        return self.superseded_by is not None
+
+
+@dataclass(frozen=True, slots=True)
+class DecayTransition:
+    """One state change made (or, in a dry run, that would be made) by ``decay``."""
+
+    key: str
+    from_state: str
+    to_state: str
+    on: date
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecayReport:
+    """The result of ``decay(today)``: every transition with its reason.
+
+    ``checked`` counts the entries looked at; ``references_folded`` the references (hit-log
+    drills) folded into ``last_referenced``/``ref_count`` first; ``references_deferred`` those
+    dated after ``today``, left for a later run.
+    """
+
+    today: date
+    dry_run: bool
+    checked: int
+    transitions: tuple[DecayTransition, ...] = ()
+    references_folded: int = 0
+    references_deferred: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file ``sync_directory`` did not read, with the reason (its stored sections stay)."""
+
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """The result of ``sync_directory``: files and sections, counted by what happened to them."""
+
+    root: str
+    scope: str | None
+    files_seen: int = 0
+    files_added: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    sections_added: int = 0
+    sections_updated: int = 0
+    sections_renamed: int = 0
+    sections_moved: int = 0
+    sections_restored: int = 0
+    sections_unchanged: int = 0
+    sections_removed: int = 0
+    skipped: tuple[SkippedFile, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """The result of ``recall_context`` (DESIGN §4.4).
+
+    ``allowed`` is False exactly when the source is denied or not indexed (``content`` is
+    then ``""`` and ``reason`` says "source not available"); an allowed source with no
+    overlapping entry gives ``allowed=True, content=""``. ``sections`` names the sections
+    (memory: type sections) the content came from, ``drilled`` the targets recorded as drills
+    (section ids, or entry keys for memory), ``hit_layer`` the layer that found them.
+    """
+
+    allowed: bool
+    content: str
+    sections: tuple[str, ...] = ()
+    hit_layer: str = "none"
+    drilled: tuple[str, ...] = ()
+    reason: str | None = None
+    truncated: bool = False
+# -- tool outputs and injection (#12)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOutput:
+    """What ``box.store_tool_output`` returns (DESIGN §6).
+
+    ``view`` is what the agent sees instead of the tool output (the output itself when it is
+    small); ``handle`` is what ``expand(handle, offset)`` resolves, or ``None`` when no handle
+    was made (``can_expand=False``, or nothing was elided) — a view never names a handle that
+    is ``None`` here.
+    """
+
+    view: str
+    handle: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a message's full text (``box.message_page``, DESIGN §3.3).
+
+    ``text`` is the page itself (no continuation line); ``offset`` counts characters of the full
+    text (``total_chars`` long) where the page starts; ``next_offset`` is where the next page
+    starts, ``None`` on the last page.
+    """
+
+    text: str
+    offset: int
+    next_offset: int | None
+    total_chars: int

@@ -10,7 +10,9 @@ Two views of the same message:
 
 A page is at most :data:`READ_PAGE_MAX_CHARS` characters. ``offset`` counts characters of the
 full text; a page that does not reach the end closes with the line
-``Continue with read_message(<id>, offset=<n>).``
+``Continue with read_message(<id>, offset=<n>).`` :func:`message_page` gives the page as a
+:class:`~recallbox.types.Page` (the CLI and the inspector word the continuation their own way);
+:func:`format_page` adds the ``read_message`` line.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from recallbox.errors import InvalidArgument
 from recallbox.storage.base import ReadableMessage
 from recallbox.text.normalize import escape_for_audit
 from recallbox.text.windows import THREAD_SEARCH_MAX_CHARS
-from recallbox.types import Message
+from recallbox.types import Message, Page
 
 READ_PAGE_MAX_CHARS = THREAD_SEARCH_MAX_CHARS
+ECHO_MAX_CHARS = 80
+"""An argument echoed in an error (a view, an offset) is cut to this many characters."""
 VIEWS: tuple[str, ...] = ("audit", "model")
 
 
@@ -100,11 +105,53 @@ def continue_line(message_id: str, offset: int) -> str:
     return f"Continue with read_message({message_id}, offset={offset})."
 
 
-def page(text: str, message_id: str, offset: int) -> str:
-    """The page of ``text`` starting at ``offset``, at most :data:`READ_PAGE_MAX_CHARS`."""
+def check_page_request(view: str, offset: int) -> None:
+    """Validate what ``message_page`` / ``read_message`` are asked for.
+
+    Raises:
+        InvalidArgument: an unknown view or a negative offset.
+    """
+    if view not in VIEWS:
+        raise InvalidArgument(f"view must be one of {', '.join(VIEWS)}; got {clip(view)}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise InvalidArgument(f"offset must be a non-negative integer, got {clip(offset)}")
+
+
+def message_page(found: ReadableMessage, view: str, offset: int) -> Page:
+    """The page of the message's full text (in ``view``) that starts at ``offset``.
+
+    Pages end where :func:`format_page` leaves room for the longest continuation line, so a
+    formatted page is at most :data:`READ_PAGE_MAX_CHARS`.
+
+    Raises:
+        InvalidArgument: ``offset`` is past the end.
+    """
+    message = found.message
+    text = render_audit(found) if view == "audit" else render_model(message)
+    if offset > 0 and offset >= len(text):
+        raise InvalidArgument(
+            f"offset {offset} is past the end of message {message.id} "
+            f"({len(text)} characters); use an offset below {len(text)}"
+        )
     if len(text) - offset <= READ_PAGE_MAX_CHARS:
-        return text[offset:]
+        return Page(text[offset:], offset, None, len(text))
     # The longest possible continuation line (the largest offset has the most digits).
-    room = READ_PAGE_MAX_CHARS - len("\n" + continue_line(message_id, len(text)))
+    room = READ_PAGE_MAX_CHARS - len("\n" + continue_line(message.id, len(text)))
     end = offset + max(room, 1)
-    return text[offset:end] + "\n" + continue_line(message_id, end)
+    return Page(text[offset:end], offset, end, len(text))
+
+
+def format_page(page: Page, message_id: str) -> str:
+    """``read_message``'s text: the page, closed by the continuation line when there is more."""
+    if page.next_offset is None:
+        return page.text
+    return page.text + "\n" + continue_line(message_id, page.next_offset)
+
+
+def clip(value: object, limit: int = ECHO_MAX_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for an error message."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int with more digits than Python prints
+        text = f"<{type(value).__name__} too long to print>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

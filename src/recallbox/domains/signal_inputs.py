@@ -1,11 +1,12 @@
 """Glue between a search's fused candidates and ``recallbox.ranking.signals`` (#21).
 
-Phase-1 wiring (the phase-2 seams re-apply it): reads, for the candidate set only,
+Reads, for the candidate set only (so the cost follows the candidates, not the history):
 
 1. each candidate's position (generation, ``seq``, ``created_at``, role, content: already in
-   its :class:`~recallbox.storage.retrieval.SearchRow`);
+   its :class:`~recallbox.storage.base.SearchRow`);
 2. where episodes start within ``±EPISODE_SCAN_RADIUS`` messages around the candidates of each
-   generation (``SignalStore.episode_breaks``: the ``created_at`` gaps over ``EPISODE_GAP``);
+   generation (:meth:`~recallbox.storage.base.EpisodeReads.episode_breaks`: the
+   ``created_at`` gaps over ``EPISODE_GAP``);
 3. the newest ``created_at`` in scope, which anchors relative dates in the query.
 
 No SQL here, no embedder call.
@@ -33,7 +34,7 @@ from recallbox.ranking.signals import (
     combine,
     context_similarity,
 )
-from recallbox.storage.retrieval import SearchRow, SignalStore
+from recallbox.storage.base import EpisodeReads, GenerationSpan, SearchFilter, SearchRow
 from recallbox.text.dates import query_dates
 from recallbox.text.participants import participant_of, query_participants
 
@@ -55,12 +56,12 @@ def _similarity(neighbour: str | None, similarity: Mapping[str, float | None]) -
 
 def timeline_spans(
     positions: Mapping[str, Position], radius: int = EPISODE_SCAN_RADIUS
-) -> list[tuple[str, int, int]]:
-    """Merged ``(generation, first seq, last seq)`` windows of ``±radius`` around candidates."""
+) -> list[GenerationSpan]:
+    """Merged windows of ``±radius`` positions around the candidates, per generation."""
     by_generation: dict[str, list[int]] = {}
     for pos in positions.values():
         by_generation.setdefault(pos.generation, []).append(pos.seq)
-    spans: list[tuple[str, int, int]] = []
+    spans: list[GenerationSpan] = []
     for generation, seqs in by_generation.items():
         current: tuple[int, int] | None = None
         for seq in sorted(set(seqs)):
@@ -69,21 +70,21 @@ def timeline_spans(
                 current = (current[0], max(current[1], hi))
                 continue
             if current is not None:
-                spans.append((generation, *current))
+                spans.append(GenerationSpan(generation, *current))
             current = (lo, hi)
         if current is not None:
-            spans.append((generation, *current))
+            spans.append(GenerationSpan(generation, *current))
     return spans
 
 
 def signal_scores(
-    store: SignalStore,
+    store: EpisodeReads,
     fused: Sequence[Fused],
     rows: Mapping[str, SearchRow],
     *,
     query: str,
     vector_leg: bool,
-    channel: str | None,
+    where: SearchFilter,
     weights: Weights = DEFAULT_WEIGHTS,
 ) -> list[Scored]:
     """The combined score of every fused candidate (same order as ``fused``); ``vector_leg``
@@ -95,13 +96,15 @@ def signal_scores(
         if rows[f.id].generation
     }
     breaks = store.episode_breaks(
-        timeline_spans(positions), gap_seconds=EPISODE_GAP.total_seconds()
+        timeline_spans(positions), gap_seconds=EPISODE_GAP.total_seconds(), where=where
     )
-    starts = {g: starts_from_breaks(*found) for g, found in breaks.items()}
+    starts = {
+        g: starts_from_breaks(found.first, found.last, found.starts) for g, found in breaks.items()
+    }
     places = neighbourhoods(positions, starts, window=NEIGHBOUR_WINDOW)
     similarity = {f.id: f.vector for f in present}
     authors = {f.id: participant_of(rows[f.id].role, rows[f.id].content) for f in present}
-    now: datetime | None = store.newest_created_at(channel)
+    now: datetime | None = store.newest_created_at(where=where)
     signals = QuerySignals(
         participants=query_participants(query, sorted(set(authors.values()))),
         dates=query_dates(query, now=now),

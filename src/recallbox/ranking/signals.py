@@ -273,3 +273,19 @@ def components(
 ) -> dict[str, dict[str, float | None]]:
     """``{id: {component: value or None}}`` for every candidate (ids are unique)."""
     return {scored.id: scored.components for scored in combine(candidates, query)}
+
+
+#: ``Hit.explain`` key of the combined score.
+EXPLAIN_SCORE = "score"
+
+
+def explain_signals(scored: Scored) -> dict[str, float]:
+    """The ``Hit.explain`` entries of a combined score: each present signal (``base`` is the
+    fused score, shown as ``fused``) and the ``score``; an absent signal is left out."""
+    out = {
+        name: value
+        for name, value in zip(SIGNAL_NAMES, scored.values, strict=True)
+        if value is not None and name != "base"
+    }
+    out[EXPLAIN_SCORE] = scored.score
+    return out

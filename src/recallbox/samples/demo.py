@@ -1,12 +1,14 @@
-"""Load the bundled sample thread (and list the sample notes) for ``recallbox demo``."""
+"""The bundled sample thread and notes, and what ``recallbox demo`` does with them."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from recallbox.box import Box
+from recallbox.types import Thread
 
 JOURNAL_FILLER_LINES = 1_500
 SAMPLE_PACKAGE = "recallbox.samples"
@@ -62,3 +64,31 @@ def load_sample(box: Box) -> str:
         if "summary" in generation:
             box.compact(channel, generation["summary"])
     return channel
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    """What ``recallbox demo`` shows: the loaded thread, its health and one search."""
+
+    thread: Thread
+    messages_per_generation: dict[int, int]
+    notes: list[str]
+    indexes_healthy: bool
+    query: str
+    found: str
+
+
+def run_demo(box: Box, query: str) -> DemoResult:
+    """Load the sample into ``box`` and search it across its compaction."""
+    channel = load_sample(box)
+    generations = box.generations(channel)
+    return DemoResult(
+        thread=box.thread(channel),
+        messages_per_generation={
+            g.number: len(box.messages(channel, g.number)) for g in generations
+        },
+        notes=sorted(sample_notes()),
+        indexes_healthy=box.doctor().healthy,
+        query=query,
+        found=box.search_memory(query, channel),
+    )
