@@ -286,19 +286,27 @@ def box_searcher(
     *,
     legs: Sequence[str],
     allow_embed: bool,
-    ranking: sessions.Ranking = sessions.DEFAULT_RANKING,
+    ranking: sessions.Ranking | None = None,
 ) -> Searcher:
+    """``box.search`` (``ranking=None``: the shipped default, through ``Box.search`` itself), or
+    the same path with another sessions ranking (``search(using=SessionsDomain(ranking))``)."""
+    using = None if ranking is None else sessions.SessionsDomain(ranking)
+
     def searcher(q: Question) -> tuple[list[str], list[str]]:
-        hits = search(
-            box.store,
-            box.embedder,
-            q.question,
-            channel=f"locomo:{q.conversation}",
-            limit=RANKING_DEPTH,
-            allow_embed=allow_embed,
-            legs=legs,
-            ranking=ranking,
-        )
+        channel = f"locomo:{q.conversation}"
+        if using is None and tuple(legs) == HYBRID_LEGS and allow_embed:
+            hits = box.search(q.question, channel=channel, limit=RANKING_DEPTH)
+        else:
+            hits = search(
+                box.store,
+                box.embedder,
+                q.question,
+                channel=channel,
+                limit=RANKING_DEPTH,
+                allow_embed=allow_embed,
+                legs=legs,
+                using=using,
+            )
         return [id_to_dia[h.id] for h in hits], [h.text for h in hits]
 
     return searcher
@@ -488,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"indexed {len(id_to_dia)} turns; {len(questions)} questions", file=sys.stderr)
         scored = [q for q in questions if q.category in SCORED_CATEGORIES]
 
-        def hybrid(ranking: sessions.Ranking) -> Searcher:
+        def hybrid(ranking: sessions.Ranking | None) -> Searcher:
             return box_searcher(box, id_to_dia, legs=HYBRID_LEGS, allow_embed=True, ranking=ranking)
 
         modes: dict[str, tuple[Searcher, list[Question]]] = {
@@ -502,7 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
             "plain": (hybrid(sessions.PLAIN_RANKING), questions),
             "structural": (hybrid(with_weights(participant=0.0, date=0.0)), questions),
-            "hybrid": (hybrid(sessions.DEFAULT_RANKING), questions),
+            "hybrid": (hybrid(None), questions),
         }
         if args.ablations:
             modes.update({name: (hybrid(make()), scored) for name, make in ABLATIONS.items()})
