@@ -68,7 +68,9 @@ def test_an_episode_ends_at_a_long_gap(db_path: Path) -> None:
     assert first[-1].id in hits
     answer = hits[later[0].id]
     # the question is in the previous episode: not a neighbour, not shown beside it
-    assert answer.explain["neighbour"] == 0.0 and answer.explain["episode"] == answer.explain["fused"]
+    assert (
+        answer.explain["neighbour"] == 0.0 and answer.explain["episode"] == answer.explain["fused"]
+    )
     assert [n.id for n in answer.neighbours] == [later[1].id]
 
 

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 import apsw
+from recallbox.storage.sqlite.retrieval import PHRASE_FREQS_FUNCTION, register_functions
 
 import recallbox
 from recallbox.ranking.bm25 import bm25_idf
-from recallbox.storage.sqlite.retrieval import PHRASE_FREQS_FUNCTION, register_functions
 
 POOL = 400
 K1, B = 1.2, 0.3

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recallbox.text.dates import MAX_DATE_SPANS, DateSpan, day_distance, query_dates
+from recallbox.text.dates import (
+    MAX_DATE_SPANS,
+    DateSpan,
+    day_distance,
+    may_need_anchor,
+    query_dates,
+)
 
 NOW = datetime(2023, 10, 20, 15, 0, tzinfo=UTC)  # a Friday
 
@@ -93,3 +99,20 @@ def test_every_written_day_is_read_back(day: date) -> None:
         f"{day.day} {day:%B} {day.year}",
     ):
         assert query_dates(f"what happened on {text}?") == (DateSpan(day, day),)
+
+
+@given(
+    st.text(max_size=80)
+    | st.sampled_from(["in May", "3 days ago", "last week", "on 14 August", "Tuesday"])
+)
+def test_a_query_that_needs_no_anchor_reads_the_same_dates_whatever_now(query: str) -> None:
+    if may_need_anchor(query):
+        return
+    early, late = datetime(2001, 2, 3, tzinfo=UTC), datetime(2031, 7, 9, tzinfo=UTC)
+    assert query_dates(query, now=early) == query_dates(query, now=late) == query_dates(query)
+
+
+def test_relative_and_partial_dates_need_the_anchor() -> None:
+    for query in ("what happened yesterday", "two weeks ago", "last month", "in May", "on Friday"):
+        assert may_need_anchor(query)
+    assert not may_need_anchor("what is the deploy key")

@@ -10,6 +10,7 @@ from recallbox.text.participants import (
     MAX_QUERY_PARTICIPANTS,
     name_prefix,
     participant_of,
+    participants_of,
     query_participant,
     query_participants,
     same_participant,
@@ -69,3 +70,10 @@ def test_never_raises(query: str, names: list[str]) -> None:
     assert set(named) <= {n.strip() for n in names}
     participant_of("user", query)
     name_prefix(query)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=60)), max_size=20)
+)
+def test_participants_of_is_participant_of_each(pairs: list[tuple[str, str]]) -> None:
+    assert participants_of(pairs) == [participant_of(role, text) for role, text in pairs]

@@ -182,6 +182,7 @@ def search(
             limit=None if weights is not None else limit,
             threshold=THRESHOLD_SESSIONS,
         )
+        chosen: list[tuple[Fused, Scored | None]]
         if weights is None:
             chosen = [(f, None) for f in fused]
         else:
@@ -195,8 +196,10 @@ def search(
                 weights=weights,
             )
             by_id = {f.id: f for f in fused}
-            order = sorted(scored, key=lambda s: (by_id[s.id].literal_misses, -s.score, s.id))
-            chosen = [(by_id[s.id], s) for s in order[:limit]]
+            ids, score = scored.ids, scored.score
+            misses = [by_id[rid].literal_misses for rid in ids]
+            order = sorted(range(len(ids)), key=lambda i: (misses[i], -score[i], ids[i]))
+            chosen = [(by_id[ids[i]], scored.scored(i)) for i in order[:limit]]
         context = hit_neighbours(store, [rows[f.id] for f, _ in chosen], where=where)
     return [_hit(rows[f.id], f, query, s, context.get(f.id, ())) for f, s in chosen]
 

@@ -64,6 +64,13 @@ _LAST_WEEKDAY_RE = re.compile(
     r"\b(?:last|on|this past)\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b", re.IGNORECASE
 )
 _TODAY_RE = re.compile(r"\b(?P<word>today|yesterday)\b", re.IGNORECASE)
+# every word a date that needs ``now`` holds (a month or weekday, a relative word)
+_ANCHOR_RE = re.compile(
+    r"\b(?:today|yesterday|ago|(?:last|this|past)\s+(?:week|month|year)|"
+    + "|".join(sorted([*_MONTHS, *_WEEKDAYS], key=len, reverse=True))
+    + r")",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -209,6 +216,12 @@ def _as_date(now: datetime | date | None) -> date | None:
     if isinstance(now, datetime):
         return (now.astimezone(UTC) if now.tzinfo else now).date()
     return now
+
+
+def may_need_anchor(query: str) -> bool:
+    """False when :func:`query_dates` surely reads the same spans whatever ``now`` is (the
+    query names no month, weekday or relative date), so ``now`` need not be looked up."""
+    return isinstance(query, str) and _ANCHOR_RE.search(query[:MAX_DATE_QUERY_CHARS]) is not None
 
 
 def query_dates(query: str, *, now: datetime | date | None = None) -> tuple[DateSpan, ...]:

@@ -45,12 +45,15 @@ _WORD = r"[A-Z][A-Za-z'\-.]{0,30}"
 _PREFIX_RE = re.compile(rf"^\s*(?P<name>{_WORD}(?: {_WORD}){{0,{MAX_NAME_WORDS - 1}}}):\s")
 
 
+_AFTER_COLON = (" ", "\t", "\n")
+
+
 def name_prefix(content: str) -> str | None:
     """The ``Name:`` a chat transcript wrote at the start of ``content``, else ``None``."""
     if not isinstance(content, str):
         return None
     colon = content.find(":", 0, MAX_PREFIX_CHARS + 1)
-    if colon < 1 or content[colon + 1 : colon + 2] not in (" ", "\t", "\n"):
+    if colon < 1 or content[colon + 1 : colon + 2] not in _AFTER_COLON:
         return None
     return _name(content[: colon + 2])
 
@@ -70,6 +73,20 @@ def _name(head: str) -> str | None:
 def participant_of(role: str, content: str) -> str:
     """The participant of a message: its ``Name:`` prefix, else its role."""
     return name_prefix(content) or (role if isinstance(role, str) else "")
+
+
+def participants_of(messages: Iterable[tuple[str, str]]) -> list[str]:
+    """:func:`participant_of` of many ``(role, content)`` pairs (one search's candidates), the
+    per-message work inlined."""
+    out: list[str] = []
+    limit = MAX_PREFIX_CHARS + 1
+    for role, content in messages:
+        name = None
+        colon = content.find(":", 0, limit)
+        if colon >= 1 and content[colon + 1 : colon + 2] in _AFTER_COLON:
+            name = _name(content[: colon + 2])
+        out.append(name or role)
+    return out
 
 
 def _pattern(name: str) -> re.Pattern[str]:

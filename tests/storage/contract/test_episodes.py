@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.storage.conftest import StoreFactory
 
 from recallbox.ranking.episodes import EPISODE_GAP, episode_starts, starts_from_breaks
 from recallbox.storage.base import EVERYTHING, GenerationSpan, SearchFilter, Store
 
-from tests.storage.conftest import StoreFactory
 from .helpers import DENIALS, deny, row, stored
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -61,7 +61,9 @@ def test_episode_breaks_count_hidden_messages_and_merge_spans(store: Store) -> N
     found = store.episode_breaks(spans, gap_seconds=GAP, where=EVERYTHING)[generation]
     assert (found.first, found.last) == (1, 4)
     assert found.starts == (1, 2, 3, 4)  # a span's first row starts one: the scan's edge
-    whole = store.episode_breaks([GenerationSpan(generation, 1, 4)], gap_seconds=GAP, where=EVERYTHING)
+    whole = store.episode_breaks(
+        [GenerationSpan(generation, 1, 4)], gap_seconds=GAP, where=EVERYTHING
+    )
     assert whole[generation].starts == (1, 2, 4)  # the pending message cuts by time too
 
 
@@ -74,7 +76,10 @@ def test_denied_threads_have_no_breaks_time_or_neighbours(store: Store, how: str
     span = [GenerationSpan(generation, 1, 5)]
     assert store.episode_breaks(span, gap_seconds=GAP, where=where) == {}
     assert store.newest_created_at(where=where) == T0 - timedelta(days=1)
-    assert store.newest_created_at(where=SearchFilter(channel="secret", excluded=where.excluded)) is None
+    assert (
+        store.newest_created_at(where=SearchFilter(channel="secret", excluded=where.excluded))
+        is None
+    )
     assert store.adjacent_rows(secret, 1, where=where) == {}
     if stored(how):
         assert store.episode_breaks(span, gap_seconds=GAP, where=EVERYTHING) == {}

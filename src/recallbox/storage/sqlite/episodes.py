@@ -1,8 +1,8 @@
 """The SQLite side of :class:`~recallbox.storage.base.EpisodeReads` (#21), a store mixin.
 
-* :meth:`EpisodeMixin.episode_breaks` — a range of one generation's messages (an index range
-  scan of ``messages_by_generation``) reduced in SQL to where episodes start (``LAG`` over the
-  range: only the rows that start an episode, and the range's last row, come back);
+* :meth:`EpisodeMixin.episode_breaks` — the ``(seq, created_at)`` of the spans' messages in one
+  statement (an index range scan of ``messages_by_generation`` per span), cut where the gap to
+  the previous message exceeds the gap;
 * :meth:`EpisodeMixin.newest_created_at` — the ``created_at`` of the last message (by ``seq``,
   an index lookup) of each thread the filter lets through, the newest of them;
 * :meth:`EpisodeMixin.adjacent_rows` — the visible messages around given ones, one statement.
@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,24 +23,29 @@ from recallbox.storage.values import EpisodeBreaks, GenerationSpan, SearchRow
 if TYPE_CHECKING:
     from recallbox.storage.sqlite.connection import ConnectionPool
 
-#: Seconds from a ``julianday`` difference.
-_DAY_SECONDS = 86400.0
+#: Microseconds in a second.
+_MICROSECONDS = 1_000_000
+#: ``created_at`` as integer microseconds (``rows.format_time`` writes UTC with six fraction
+#: digits): exact, as the pure reference compares datetimes.
+_MICROS_SQL = "unixepoch(m.created_at) * 1000000 + CAST(substr(m.created_at, 21, 6) AS INTEGER)"
 
-_BREAKS_SQL = (
-    "SELECT seq, gap FROM (SELECT m.seq AS seq, "
-    "(julianday(m.created_at) - julianday(LAG(m.created_at) OVER (ORDER BY m.seq))) "
-    f"* {_DAY_SECONDS} AS gap, row_number() OVER (ORDER BY m.seq DESC) AS from_end "
-    "FROM generations g JOIN threads t ON t.id = g.thread_id "
-    "JOIN messages m ON m.generation_id = g.id "
-    "WHERE g.uid = ? AND m.seq BETWEEN ? AND ? AND {gate}) "
-    "WHERE gap IS NULL OR abs(gap) > ? OR from_end = 1 ORDER BY seq"
+# every message of the spans, in index order: one statement for all spans (a search's spans
+# are many at scale); the gaps are cut in Python, cheaper here than a window function
+_SPAN_ROWS_SQL = (
+    f"SELECT s.key, g.uid, m.seq, {_MICROS_SQL} FROM json_each(?) AS s "
+    "CROSS JOIN generations g ON g.uid = s.value ->> 0 "
+    "CROSS JOIN threads t ON t.id = g.thread_id "
+    "CROSS JOIN messages m ON m.generation_id = g.id "
+    "AND m.seq BETWEEN s.value ->> 1 AND s.value ->> 2 "
+    "WHERE {gate} ORDER BY s.key, m.seq"
 )
+
 
 _HIT_VISIBLE_SQL = MESSAGE_VISIBLE_SQL.replace("m.", "h.")
 _ADJACENT_SQL = (
     "SELECT h.uid, m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at, g.uid, "
-    "m.seq FROM json_each(?) AS j JOIN messages h ON h.uid = j.value "
-    "JOIN threads t ON t.id = h.thread_id "
+    "m.seq FROM json_each(?) AS j CROSS JOIN messages h ON h.uid = j.value "
+    "CROSS JOIN threads t ON t.id = h.thread_id "
     "LEFT JOIN messages m ON m.generation_id = h.generation_id "
     f"AND m.seq BETWEEN h.seq - ? AND h.seq + ? AND m.id != h.id AND {MESSAGE_VISIBLE_SQL} "
     "LEFT JOIN generations g ON g.id = m.generation_id "
@@ -55,27 +61,36 @@ class EpisodeMixin:
     def episode_breaks(
         self, spans: Sequence[GenerationSpan], *, gap_seconds: float, where: SearchFilter
     ) -> dict[str, EpisodeBreaks]:
+        if not spans:
+            return {}
         narrow = MESSAGES.narrow(where)
-        sql = _BREAKS_SQL.format(gate=THREAD_ALLOWED_SQL + narrow.sql)
-        out: dict[str, EpisodeBreaks] = {}
-        gap = float(gap_seconds)
+        keys = json.dumps([[s.generation, int(s.first), int(s.last)] for s in spans])
+        gap = round(float(gap_seconds) * _MICROSECONDS)
         with self.pool.reading() as conn:
-            for span in spans:
-                params = (span.generation, int(span.first), int(span.last), *narrow.params, gap)
-                rows: list[Any] = conn.execute(sql, params).fetchall()
-                if not rows:
-                    continue
-                starts = tuple(
-                    int(r[0]) for r in rows if r[1] is None or abs(float(r[1])) > gap
-                )
-                found = out.get(span.generation)
-                if found is not None:  # two spans of one generation: merge them
-                    starts = tuple(sorted({*found.starts, *starts}))
-                    first, last = min(found.first, int(rows[0][0])), max(found.last, int(rows[-1][0]))
-                else:
-                    first, last = int(rows[0][0]), int(rows[-1][0])
-                out[span.generation] = EpisodeBreaks(first, last, starts)
-        return out
+            rows: list[Any] = conn.execute(
+                _SPAN_ROWS_SQL.format(gate=THREAD_ALLOWED_SQL + narrow.sql),
+                (keys, *narrow.params),
+            ).fetchall()
+        # per generation: [first, last, starts]; rows come span by span, each in seq order
+        found: dict[str, list[Any]] = {}
+        entry: list[Any] = []
+        span_key: object = None
+        previous = 0
+        for key, generation, seq, micros in rows:
+            if key != span_key:  # a span's first message starts one: the edge of the scan
+                span_key = key
+                entry = found.setdefault(generation, [seq, seq, []])
+                entry[0] = min(entry[0], seq)
+                entry[2].append(seq)
+            elif abs(micros - previous) > gap:
+                entry[2].append(seq)
+            if seq > entry[1]:
+                entry[1] = seq
+            previous = micros
+        return {
+            generation: EpisodeBreaks(first, last, tuple(sorted(set(starts))))
+            for generation, (first, last, starts) in found.items()
+        }
 
     def newest_created_at(self, *, where: SearchFilter) -> datetime | None:
         # each thread's last message by seq (an index lookup), not threads.last_activity:
