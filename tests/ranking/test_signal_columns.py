@@ -42,6 +42,9 @@ def searches(draw: st.DrawFn) -> tuple[Columns, dict[str, EpisodeBreaks], QueryS
     vector = draw(st.lists(st.one_of(st.none(), st.floats(0.0, 1.0)), min_size=n, max_size=n))
     people = draw(st.lists(st.sampled_from(PEOPLE), min_size=n, max_size=n))
     days = draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))
+    phrases = draw(st.integers(0, 3))
+    counts = st.lists(st.integers(0, 3), min_size=phrases, max_size=phrases).map(tuple)
+    freqs = draw(st.none() | st.lists(st.none() | counts, min_size=n, max_size=n))
     breaks: dict[str, EpisodeBreaks] = {}
     for g in GENERATIONS:
         if draw(st.booleans()):
@@ -57,6 +60,7 @@ def searches(draw: st.DrawFn) -> tuple[Columns, dict[str, EpisodeBreaks], QueryS
         seq=[s for _, s in places],
         participant=people,
         created_at=[T0 + timedelta(days=d) for d in days],
+        freqs=freqs,
     )
     named = draw(st.lists(st.sampled_from(PEOPLE), max_size=2, unique=True))
     dated = draw(st.lists(st.integers(0, 9), max_size=2))
@@ -69,6 +73,7 @@ def searches(draw: st.DrawFn) -> tuple[Columns, dict[str, EpisodeBreaks], QueryS
 weights = st.builds(
     Weights,
     context=st.sampled_from([0.0, 0.6]),
+    episode_doc=st.sampled_from([0.0, 0.4]),
     neighbour=st.sampled_from([0.0, 0.6, 1.3]),
     episode=st.sampled_from([0.0, 0.6]),
     participant=st.sampled_from([0.0, 0.3]),

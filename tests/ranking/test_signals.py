@@ -52,7 +52,7 @@ def test_components_of_a_small_episode() -> None:
     table = components(cands, QuerySignals(participants=("Bob", "Ann")))
     assert table["b"] == {
         "base": 0.2, "context": 0.4, "neighbour": 0.9, "episode": 0.9,
-        "participant": 1.0, "date": None,
+        "episode_doc": None, "participant": 1.0, "date": None,
     }  # fmt: skip
     assert table["a"]["participant"] == PARTICIPANT_OTHER_SHARE and table["a"]["episode"] == 0.9
     assert table["c"]["neighbour"] is None and table["c"]["participant"] == 0.0

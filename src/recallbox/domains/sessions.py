@@ -92,8 +92,10 @@ def keyword_leg(
     pool: int,
     k1: float = SCOPED_BM25_K1,
     b: float = SCOPED_BM25_B,
+    freqs: dict[str, tuple[int, ...]] | None = None,
 ) -> dict[str, float]:
-    """``{id: s}`` of the best ``pool`` keyword matches in scope, ``s`` the BM25 score.
+    """``{id: s}`` of the best ``pool`` keyword matches in scope, ``s`` the BM25 score; for a
+    thread-scoped search, ``freqs`` (when given) receives each kept match's phrase frequencies.
 
     Trigger: a ``channel`` search. Why: inside one thread, words in most of its rows (the
     speakers' names, the project's name) carry no information, yet the IDF of the whole index
@@ -120,7 +122,10 @@ def keyword_leg(
     ranked = sorted(
         zip((m.id for m in scope.matches), scores, strict=True), key=lambda p: (-p[1], p[0])
     )
-    return dict(ranked[:pool])
+    kept = dict(ranked[:pool])
+    if freqs is not None:
+        freqs.update((m.id, m.freqs) for m in scope.matches if m.id in kept)
+    return kept
 
 
 def _hit(
@@ -164,10 +169,16 @@ def search(
     weights = ranking.weights if isinstance(store, EpisodeReads) else None
     with store.read_snapshot():
         keyword: dict[str, float] | None = None
+        freqs: dict[str, tuple[int, ...]] = {}
         if ctx.use_keyword and not query.is_empty:
-            pool = max(limit, ranking.keyword_pool)
             keyword = keyword_leg(
-                store, query, where=where, pool=pool, k1=ranking.bm25_k1, b=ranking.bm25_b
+                store,
+                query,
+                where=where,
+                pool=max(limit, ranking.keyword_pool),
+                k1=ranking.bm25_k1,
+                b=ranking.bm25_b,
+                freqs=freqs,
             )
         fused, rows = fuse_legs(
             keyword,
@@ -194,6 +205,7 @@ def search(
                 vector_leg=ctx.query_vector is not None,
                 where=where,
                 weights=weights,
+                freqs=freqs if keyword is not None and where.channel is not None else None,
             )
             by_id = {f.id: f for f in fused}
             ids, score = scored.ids, scored.score

@@ -54,8 +54,13 @@ def timeline_spans(
     return [GenerationSpan(g, first, last) for g, first, last in merged]
 
 
-def columns(fused: Sequence[Fused], rows: Mapping[str, SearchRow]) -> Columns:
-    """The candidates that have a row, as :class:`Columns` (fused order)."""
+def columns(
+    fused: Sequence[Fused],
+    rows: Mapping[str, SearchRow],
+    freqs: Mapping[str, tuple[int, ...]] | None = None,
+) -> Columns:
+    """The candidates that have a row, as :class:`Columns` (fused order); ``freqs`` are the
+    keyword matches' phrase frequencies (``None``: not known; a candidate without: 0s)."""
     present = [f for f in fused if f.id in rows]
     found = [rows[f.id] for f in present]
     return Columns(
@@ -66,6 +71,7 @@ def columns(fused: Sequence[Fused], rows: Mapping[str, SearchRow]) -> Columns:
         seq=[r.seq for r in found],
         participant=participants_of((r.role, r.content) for r in found),
         created_at=[r.created_at for r in found],
+        freqs=None if freqs is None else [freqs.get(f.id, ()) for f in present],
     )
 
 
@@ -78,10 +84,12 @@ def signal_scores(
     vector_leg: bool,
     where: SearchFilter,
     weights: Weights = DEFAULT_WEIGHTS,
+    freqs: Mapping[str, tuple[int, ...]] | None = None,
 ) -> ColumnScores:
     """The combined score of every fused candidate that has a row (fused order);
-    ``vector_leg`` says whether the search had a query vector (the context signal needs one)."""
-    cols = columns(fused, rows)
+    ``vector_leg`` says whether the search had a query vector (the context signal needs one),
+    ``freqs`` the keyword matches' phrase frequencies (the episode document's keyword part)."""
+    cols = columns(fused, rows, freqs)
     spans = timeline_spans(list(zip(cols.generation, cols.seq, strict=True)))
     breaks = store.episode_breaks(spans, gap_seconds=EPISODE_GAP.total_seconds(), where=where)
     now = store.newest_created_at(where=where) if may_need_anchor(query) else None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from recallbox.ranking.bm25 import bm25_idf
 from recallbox.ranking.episodes import (
     NEIGHBOUR_WINDOW,
     Position,
@@ -33,6 +34,9 @@ from recallbox.ranking.signals import (
     CONTEXT_NEXT_SHARE,
     CONTEXT_PREVIOUS_SHARE,
     DEFAULT_WEIGHTS,
+    EPISODE_DOC_K1,
+    EPISODE_DOC_TIE_EPSILON,
+    EPISODE_DOC_VECTOR_SHARE,
     SIGNAL_NAMES,
     WEIGHT_BASE,
     Evidence,
@@ -42,6 +46,7 @@ from recallbox.ranking.signals import (
     combine,
     context_similarity,
     date_value,
+    episode_documents,
     participant_value,
 )
 
@@ -82,6 +87,8 @@ class Columns:
     seq: Sequence[int]
     participant: Sequence[str | None]
     created_at: Sequence[datetime | None]
+    freqs: Sequence[Sequence[int] | None] | None = None
+    """How often each query phrase occurs in each candidate (``None``: not known)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +138,10 @@ def score_columns_reference(
     places = neighbourhoods(positions, starts, window=window)
     similarity = dict(zip(cols.ids, cols.vector, strict=True))
     use_context = vector_leg and weights.context > 0.0
+    codes: dict[object, int] = {}
+    numbered = [codes.setdefault(places[rid].episode, len(codes)) for rid in cols.ids]
+    freqs = cols.freqs if cols.freqs is not None else [None] * len(cols.ids)
+    docs = episode_documents(numbered, cols.vector, freqs)
     evidence = []
     for i, rid in enumerate(cols.ids):
         place = places[rid]
@@ -149,6 +160,7 @@ def score_columns_reference(
                 place.neighbours,
                 cols.participant[i],
                 cols.created_at[i],
+                docs[i],
             )
         )
     scored = combine(evidence, query, weights=weights)
@@ -266,6 +278,7 @@ def score_columns_numpy(
     top = np.full(int(inverse.max()) + 1, -1.0)
     np.maximum.at(top, inverse, base)
     episode = top[inverse]
+    doc = _episode_documents_numpy(inverse, len(top), vector, cols.freqs)
 
     context = nan
     if vector_leg and weights.context > 0.0:
@@ -286,10 +299,17 @@ def score_columns_numpy(
     dated = np.array(dated_list, dtype=np.float64)
     total = WEIGHT_BASE * base
     norm = np.full(n, WEIGHT_BASE)
-    parts = (context, neighbour, episode, participant, dated)
+    parts = (context, neighbour, episode, doc, participant, dated)
     for value, weight in zip(
         parts,
-        (weights.context, weights.neighbour, weights.episode, weights.participant, weights.date),
+        (
+            weights.context,
+            weights.neighbour,
+            weights.episode,
+            weights.episode_doc,
+            weights.participant,
+            weights.date,
+        ),
         strict=True,
     ):
         if weight > 0.0:
@@ -298,3 +318,41 @@ def score_columns_numpy(
             norm = norm + np.where(present, weight, 0.0)
     score = (total / norm).tolist()
     return ColumnScores(cols.ids, score, [base.tolist(), *(p.tolist() for p in parts)])
+
+
+def _episode_documents_numpy(
+    inverse: Any, count: int, vector: Any, freqs: Sequence[Sequence[int] | None] | None
+) -> Any:
+    """:func:`~recallbox.ranking.signals.episode_documents`, vectorised (NaN: absent)."""
+    has = ~np.isnan(vector)
+    sums = np.zeros(count)
+    np.add.at(sums, inverse[has], vector[has])
+    seen = np.bincount(inverse[has], minlength=count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(seen > 0, sums / np.maximum(seen, 1), math.nan)
+    known = [i for i, f in enumerate(freqs or ()) if f is not None]
+    if not known or freqs is None:
+        return mean[inverse]
+    phrases = max(len(freqs[i] or ()) for i in known)
+    table = np.zeros((len(known), phrases), dtype=np.int64)
+    for row, i in enumerate(known):
+        f = freqs[i] or ()
+        table[row, : len(f)] = f
+    summed = np.zeros((count, phrases), dtype=np.int64)
+    np.add.at(summed, inverse[np.array(known, dtype=np.int64)], table)
+    k1 = EPISODE_DOC_K1
+    raw = np.zeros(count)
+    for p in range(phrases):
+        idf = bm25_idf(count, int((summed[:, p] > 0).sum()))
+        n = summed[:, p].astype(np.float64)
+        raw = raw + (idf * (n * (k1 + 1.0))) / (n + k1)
+    high, low = float(raw.max()), float(raw.min())
+    if high <= 0.0:
+        keyword = np.zeros(count)
+    elif high - low <= EPISODE_DOC_TIE_EPSILON * high:
+        keyword = np.ones(count)
+    else:
+        keyword = (raw - low) / (high - low)
+    share = EPISODE_DOC_VECTOR_SHARE
+    doc = np.where(np.isnan(mean), keyword, share * mean + (1.0 - share) * keyword)
+    return doc[inverse]
