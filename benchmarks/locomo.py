@@ -52,10 +52,10 @@ from pathlib import Path
 from typing import Any
 
 import recallbox
-from recallbox.domains import sessions
+from recallbox.domains import sessions, signal_inputs
 from recallbox.embed_pass import EMBED_BATCH_SIZE
 from recallbox.ranking import episodes, fusion, signals
-from recallbox.ranking.bm25 import BM25_B, BM25_K1
+from recallbox.ranking.bm25 import BM25_B, BM25_K1, SCOPED_BM25_B, SCOPED_BM25_K1
 from recallbox.search import HYBRID_LEGS, LEG_KEYWORD, LEG_VECTOR, search
 from recallbox.text import excerpt, fts_query
 from recallbox.text.stopwords import STOPWORDS_EN
@@ -260,10 +260,12 @@ Searcher = Callable[[Question], tuple[list[str], list[str]]]
 def run_mode(name: str, questions: list[Question], searcher: Searcher) -> dict[str, Any]:
     per_question: list[dict[str, Any]] = []
     times: list[float] = []
+    cpu: list[float] = []
     for q in questions:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         ranking, texts = searcher(q)
         times.append((time.perf_counter() - start) * 1000.0)
+        cpu.append((time.process_time() - start_cpu) * 1000.0)
         per_question.append(
             {
                 "qid": q.qid,
@@ -276,8 +278,36 @@ def run_mode(name: str, questions: list[Question], searcher: Searcher) -> dict[s
     return {
         "summary": summarise(per_question),
         "ms_per_query": latency(times),
+        "cpu_ms_per_query": latency(cpu),
         "questions": per_question,
     }
+
+
+class SignalStepTimer:
+    """Times the ranking-signal step of ``box.search`` (``signal_scores``: its reads and its
+    arithmetic) while installed — a measurement hook of this benchmark only."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+        self._original = signal_inputs.signal_scores
+
+    def __enter__(self) -> SignalStepTimer:
+        original = self._original
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.wall.append((time.perf_counter() - start) * 1000.0)
+                self.cpu.append((time.process_time() - start_cpu) * 1000.0)
+
+        setattr(sessions, "signal_scores", timed)  # noqa: B010 - the hook replaces it
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        setattr(sessions, "signal_scores", self._original)  # noqa: B010
 
 
 def box_searcher(
@@ -371,6 +401,7 @@ ABLATIONS: dict[str, Callable[[], sessions.Ranking]] = {
     "no_context": lambda: with_weights(context=0.0),
     "no_neighbour": lambda: with_weights(neighbour=0.0),
     "no_episode": lambda: with_weights(episode=0.0),
+    "no_episode_doc": lambda: with_weights(episode_doc=0.0),
     "no_participant": lambda: with_weights(participant=0.0),
     "no_date": lambda: with_weights(date=0.0),
     "bm25_b_0.75": lambda: replace(sessions.DEFAULT_RANKING, bm25_b=BM25_B),
@@ -385,9 +416,10 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "context": (0.4, signals.WEIGHT_CONTEXT, 0.8),
     "neighbour": (0.4, signals.WEIGHT_NEIGHBOUR, 0.8),
     "episode": (0.4, signals.WEIGHT_EPISODE, 0.8),
+    "episode_doc": (0.2, signals.WEIGHT_EPISODE_DOC, 0.6),
     "participant": (0.2, signals.WEIGHT_PARTICIPANT, 0.4),
     "date": (0.3, signals.WEIGHT_DATE, 0.7),
-    "bm25_b": (0.1, sessions.SCOPED_BM25_B, 0.5),
+    "bm25_b": (0.1, SCOPED_BM25_B, 0.5),
 }
 
 
@@ -397,30 +429,46 @@ def loo_ranking(name: str, value: float) -> sessions.Ranking:
     return with_weights(**{name: value})
 
 
+#: The measure each tuned constant is chosen by in the LOO folds (turn R@10 unless named).
+LOO_CRITERION: dict[str, str] = {"episode_doc": "session_r@10"}
+
+
 def leave_one_out(
-    per_value: dict[float, list[dict[str, Any]]], conversation_of: dict[str, str]
+    per_value: dict[float, list[dict[str, Any]]],
+    conversation_of: dict[str, str],
+    criterion: str = "turn_r@10",
 ) -> dict[str, Any]:
-    """Per held-out conversation, the value with the best turn R@10 on the others, scored on
-    it; the LOO figure is the mean over all questions of those held-out scores."""
+    """Per held-out conversation, the value with the best ``criterion`` on the others, scored
+    on it; the LOO figures are the means over all questions of those held-out scores."""
     values = list(per_value)
     scored = [r for r in per_value[values[0]] if r["category"] in SCORED_CATEGORIES]
     conversations = sorted({conversation_of[r["qid"]] for r in scored})
-    r10 = {v: {r["qid"]: r["metrics"]["turn_r@10"] for r in per_value[v]} for v in values}
-    held: list[float] = []
+
+    def table(metric: str) -> dict[float, dict[str, float]]:
+        return {v: {r["qid"]: r["metrics"][metric] for r in per_value[v]} for v in values}
+
+    by = table(criterion)
+    measures = {m: table(m) for m in ("turn_r@10", "session_r@10")}
+    held: dict[str, list[float]] = {m: [] for m in measures}
     chosen: dict[str, float] = {}
     for conv in conversations:
         inside = [r["qid"] for r in scored if conversation_of[r["qid"]] != conv]
         outside = [r["qid"] for r in scored if conversation_of[r["qid"]] == conv]
-        best = max(values, key=lambda v: (statistics.fmean(r10[v][q] for q in inside), -abs(v)))
+        best = max(values, key=lambda v: (statistics.fmean(by[v][q] for q in inside), -abs(v)))
         chosen[conv] = best
-        held.extend(r10[best][q] for q in outside)
+        for m, t in measures.items():
+            held[m].extend(t[best][q] for q in outside)
     return {
+        "criterion": criterion,
         "values": {
-            str(v): round(100.0 * statistics.fmean(r10[v][r["qid"]] for r in scored), 2)
+            str(v): {
+                m: round(100.0 * statistics.fmean(t[v][r["qid"]] for r in scored), 2)
+                for m, t in measures.items()
+            }
             for v in values
         },
         "folds_chose": chosen,
-        "loo_turn_r@10": round(100.0 * statistics.fmean(held), 2),
+        **{f"loo_{m}": round(100.0 * statistics.fmean(h), 2) for m, h in held.items()},
     }
 
 
@@ -439,8 +487,8 @@ def parameters(box: recallbox.Box) -> dict[str, Any]:
             "TIE_RELATIVE_EPSILON": fusion.TIE_RELATIVE_EPSILON,
             "KEYWORD_CANDIDATES": sessions.KEYWORD_CANDIDATES,
             "VECTOR_CANDIDATES": sessions.VECTOR_CANDIDATES,
-            "SCOPED_BM25_K1": sessions.SCOPED_BM25_K1,
-            "SCOPED_BM25_B": sessions.SCOPED_BM25_B,
+            "SCOPED_BM25_K1": SCOPED_BM25_K1,
+            "SCOPED_BM25_B": SCOPED_BM25_B,
             "EPISODE_GAP_S": episodes.EPISODE_GAP.total_seconds(),
             "NEIGHBOUR_WINDOW": episodes.NEIGHBOUR_WINDOW,
             "WEIGHT_CONTEXT": signals.WEIGHT_CONTEXT,
@@ -448,6 +496,10 @@ def parameters(box: recallbox.Box) -> dict[str, Any]:
             "CONTEXT_NEXT_SHARE": signals.CONTEXT_NEXT_SHARE,
             "WEIGHT_NEIGHBOUR": signals.WEIGHT_NEIGHBOUR,
             "WEIGHT_EPISODE": signals.WEIGHT_EPISODE,
+            "WEIGHT_EPISODE_DOC": signals.WEIGHT_EPISODE_DOC,
+            "EPISODE_DOC_VECTOR_SHARE": signals.EPISODE_DOC_VECTOR_SHARE,
+            "EPISODE_DOC_K1": signals.EPISODE_DOC_K1,
+            "EPISODE_SCAN_RADIUS": signal_inputs.EPISODE_SCAN_RADIUS,
             "WEIGHT_PARTICIPANT": signals.WEIGHT_PARTICIPANT,
             "PARTICIPANT_OTHER_SHARE": signals.PARTICIPANT_OTHER_SHARE,
             "WEIGHT_DATE": signals.WEIGHT_DATE,
@@ -514,7 +566,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         if args.ablations:
             modes.update({name: (hybrid(make()), scored) for name, make in ABLATIONS.items()})
-        results = {name: run_mode(name, qs, fn) for name, (fn, qs) in modes.items()}
+        results: dict[str, dict[str, Any]] = {}
+        step = SignalStepTimer()
+        for name, (fn, qs) in modes.items():
+            if name == "hybrid":
+                with step:
+                    results[name] = run_mode(name, qs, fn)
+            else:
+                results[name] = run_mode(name, qs, fn)
         loo: dict[str, Any] = {}
         if args.loo:
             conversation_of = {q.qid: q.conversation for q in questions}
@@ -530,7 +589,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             f"loo {name}={value}", scored, hybrid(loo_ranking(name, value))
                         )["questions"]
                     )
-                loo[name] = leave_one_out(per_value, conversation_of)
+                criterion = LOO_CRITERION.get(name, "turn_r@10")
+                loo[name] = leave_one_out(per_value, conversation_of, criterion)
                 print(f"  LOO {name}: {loo[name]}", file=sys.stderr)
         params = parameters(box)
     bm25s_fn, bm25s_index_s = bm25s_searcher(turns)
@@ -557,6 +617,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "timing": timing,
         "metrics": {name: r["summary"] for name, r in results.items()},
         "latency_ms": {name: r["ms_per_query"] for name, r in results.items()},
+        "cpu_ms": {name: r["cpu_ms_per_query"] for name, r in results.items()},
+        "signal_step_ms": {"wall": latency(step.wall), "cpu": latency(step.cpu)},
         "leave_one_out": loo,
     }
     report["per_question_file"] = args.out.with_suffix(".questions.jsonl").name
