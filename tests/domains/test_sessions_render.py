@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from hypothesis import given
@@ -66,7 +67,27 @@ def test_groups_by_thread_best_first_with_windows_of_ten(box: recallbox.Box):
     assert alpha_ids == [m.id for m in a[5:26]]  # ±10 around the hit, in order
     hit_lines = [line for line in text.splitlines() if line.startswith("> ")]
     assert [line.split("message_id=")[1].split()[0] for line in hit_lines] == [b[2].id, a[15].id]
-    assert f"[message_id={a[15].id} generation=1 role=user] alpha message 15. More text." in text
+    stamp = a[15].created_at.isoformat(timespec="minutes")
+    line = f"> [message_id={a[15].id} rank=2 generation=1 role=user created_at={stamp}] alpha"
+    assert line + " message 15. More text." in text
+    assert f"[message_id={a[14].id} generation=1 role=user created_at=" in text  # no rank
+
+
+def test_a_window_stays_in_the_hit_s_episode(box: recallbox.Box):
+    start = datetime(2024, 3, 1, 9, tzinfo=UTC)
+    morning = [start + timedelta(minutes=i) for i in range(4)]
+    evening = [start + timedelta(hours=9, minutes=i) for i in range(4)]
+    msgs = box.append_many(
+        "day",
+        [
+            {"role": "user", "content": f"note {i}", "created_at": t}
+            for i, t in enumerate(morning + evening)
+        ],
+    )
+    text = render_sessions_bucket(store_of(box), [FakeHit(msgs[5].id, "note 5")], 20_000)
+    shown = [line.split("message_id=")[1].split()[0] for line in text.splitlines()[1:]]
+    assert shown == [m.id for m in msgs[4:]]  # the morning is another sitting
+    assert "rank=1" in text and "created_at=2024-03-01T18:01+00:00" in text
 
 
 def test_windows_skip_excluded_messages_and_never_leave_the_thread(box: recallbox.Box):

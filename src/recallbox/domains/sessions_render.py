@@ -6,10 +6,13 @@ turns them into the bucket text:
 * hits are grouped by thread, the thread of the best hit first (a thread's place is its best
   hit's rank, so the order is stable when the hit list is cut by a row limit);
 * each group shows its hits with up to :data:`SESSIONS_WINDOW_RADIUS` searchable messages
-  before and after each (windows of one thread merge; a window never crosses into another
-  thread and never shows a pending or excluded message: the store serves only searchable,
-  allowed messages);
-* every item starts with its message id; a hit line starts with ``>``;
+  before and after each, within the hit's episode (a window stops at a ``created_at`` gap over
+  ``EPISODE_GAP``: the messages of another sitting are not the hit's context; #21; windows of
+  one thread merge; a window never crosses into another thread and never shows a pending or
+  excluded message: the store serves only searchable, allowed messages);
+* every item starts with its message id, then its generation, role and ``created_at`` (to the
+  minute); a hit line starts with ``>`` and carries its ``rank`` in the search (1 = best),
+  never a score;
 * every excerpt is at most :data:`EXCERPT_CHARS` characters, ``…`` included: a hit shows the
   text around its match, a neighbour its beginning, and every cut ends (or starts) with ``…``,
   at a sentence end when one is near;
@@ -24,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from recallbox.ranking.episodes import EPISODE_GAP
 from recallbox.storage.base import EVERYTHING, SearchFilter
 from recallbox.text.windows import ELLIPSIS, WINDOW_CHARS
 from recallbox.types import Message, Thread
@@ -142,6 +146,7 @@ def _groups(
             thread = store.get_thread(channel)
             group = groups[channel] = _Group(channel, thread.title if thread else None)
         position = next(i for i, m in enumerate(window) if m.id == hit.id)
+        window, position = _within_episode(window, position)
         for index, message in enumerate(window):
             distance = abs(index - position)
             existing = group.items.get(message.id)
@@ -154,10 +159,34 @@ def _groups(
     return list(groups.values())
 
 
+def _close(a: Message, b: Message) -> bool:
+    try:
+        return abs(a.created_at - b.created_at) <= EPISODE_GAP
+    except TypeError:  # naive vs aware: not known to be close
+        return False
+
+
+def _within_episode(window: list[Message], position: int) -> tuple[list[Message], int]:
+    """The part of ``window`` (in ``seq`` order, the hit at ``position``) in the hit's episode:
+    it stops at the first gap over ``EPISODE_GAP`` on each side."""
+    first = position
+    while first > 0 and _close(window[first - 1], window[first]):
+        first -= 1
+    last = position
+    while last + 1 < len(window) and _close(window[last], window[last + 1]):
+        last += 1
+    return window[first : last + 1], position - first
+
+
 def _line(item: _Item) -> str:
     m = item.message
     mark = HIT_MARK if item.is_hit else CONTEXT_MARK
-    return f"{mark}[message_id={m.id} generation={m.generation} role={m.role}] {item.text}"
+    rank = f" rank={item.rank + 1}" if item.is_hit else ""
+    stamp = m.created_at.isoformat(timespec="minutes")
+    return (
+        f"{mark}[message_id={m.id}{rank} generation={m.generation} role={m.role} "
+        f"created_at={stamp}] {item.text}"
+    )
 
 
 def render_sessions_bucket(

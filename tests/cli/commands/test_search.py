@@ -123,3 +123,25 @@ def test_search_transcripts_from_the_cli(tmp_path: Path, run, fixtures: Path) ->
     assert r.code == 0 and [h["domain"] for h in hits] == ["transcripts"]
     assert hits[0]["source"].endswith("7f3c2a10-5b6d-4e8f-9a01-23456789abcd.jsonl")
     assert hits[0]["lines"] == [21, 29]
+
+
+def test_search_text_shows_rank_time_author_and_neighbours_never_a_score(db: str, run) -> None:
+    for role, text in (
+        ("user", "Ann: which tea do you like?"),
+        ("assistant", "Bob: a smoky lapsang, always"),
+        ("user", "Ann: noted, thanks"),
+    ):
+        run("--db", db, "append", "chat", role, text)
+    r = run("--db", db, "search", "smoky lapsang", "--channel", "chat")
+    head, body, before, after = r.out.splitlines()[:4]
+    assert r.code == 0 and head.startswith("1. m_") and "[chat]" in head
+    assert head.endswith("Bob (assistant)") and "+00:00" in head
+    assert body == "    Bob: a smoky lapsang, always"
+    assert before.startswith("    ↑ m_") and before.endswith("(user) Ann: which tea do you like?")
+    assert after.startswith("    ↓ m_") and "noted, thanks" in after
+    assert "k=" not in r.out and "score" not in r.out
+    explained = run("--db", db, "search", "smoky lapsang", "--channel", "chat", "--explain").out
+    assert "    explain: fused=" in explained and "score=" in explained
+    (hit,) = run("--db", db, "search", "smoky lapsang", "--json").json()
+    assert hit["participant"] == "Bob" and [n["offset"] for n in hit["neighbours"]] == [-1, 1]
+    assert hit["explain"]["fused"] > 0
