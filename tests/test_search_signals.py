@@ -130,3 +130,15 @@ def test_signals_never_change_which_rows_are_found(box: recallbox.Box) -> None:
         full = {h.id for h in box.search(query, limit=100)}
         plain = {h.id for h in search(box.store, None, query, limit=100, using=PLAIN)}
         assert full == plain
+
+
+def test_a_thread_without_time_gaps_is_one_episode_and_ranks_its_match_first(
+    box: recallbox.Box,
+) -> None:
+    same = [{"role": "user", "content": t, "created_at": T0} for t in [*FILLER, ANSWER]]
+    msgs = box.append_many("flat", same)  # every created_at equal: one episode
+    hits = box.search("smoky lapsang", channel="flat")
+    assert hits[0].id == msgs[-1].id
+    best = hits[0].explain["fused"]
+    assert all(h.explain["episode"] == best for h in hits)  # one episode: one prior for all
+    assert [n.id for n in hits[0].neighbours] == [msgs[-2].id]  # the last message: one side

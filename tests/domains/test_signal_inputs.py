@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from recallbox.domains.signal_inputs import EPISODE_SCAN_RADIUS, timeline_spans
 from recallbox.ranking.episodes import NEIGHBOUR_WINDOW
-from recallbox.storage.base import GenerationSpan
+from recallbox.storage.values import GenerationSpan
 
 
 def test_close_candidates_share_a_stretch_far_ones_do_not() -> None:

@@ -18,7 +18,7 @@ from recallbox.ranking.signal_columns import (
     score_columns_reference,
 )
 from recallbox.ranking.signals import SIGNAL_NAMES, QuerySignals, Weights
-from recallbox.storage.base import EpisodeBreaks
+from recallbox.storage.values import EpisodeBreaks
 from recallbox.text.dates import DateSpan
 
 T0 = datetime(2023, 5, 1, 12, tzinfo=UTC)

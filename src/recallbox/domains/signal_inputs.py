@@ -25,7 +25,8 @@ from recallbox.ranking.episodes import EPISODE_GAP, NEIGHBOUR_WINDOW
 from recallbox.ranking.fusion import Fused
 from recallbox.ranking.signal_columns import Columns, ColumnScores, score_columns
 from recallbox.ranking.signals import DEFAULT_WEIGHTS, QuerySignals, Weights
-from recallbox.storage.base import EpisodeReads, GenerationSpan, SearchFilter, SearchRow
+from recallbox.storage.base import EpisodeReads, SearchFilter, SearchRow
+from recallbox.storage.values import GenerationSpan
 from recallbox.text.dates import may_need_anchor, query_dates
 from recallbox.text.participants import participants_of, query_participants
 

@@ -257,34 +257,22 @@ class VectorIndex(Protocol):
 
 @runtime_checkable
 class EpisodeReads(Protocol):
-    """What the ranking signals read besides the candidates' rows (#21, DESIGN §4.2).
-
-    Positions are a generation's public id and ``seq``. An *episode* is a maximal run of
-    consecutive messages of one generation whose ``created_at`` gaps stay within a gap; these
-    reads return where episodes start, never text. ``recallbox.ranking.episodes`` holds the
-    pure reference (``episode_starts``) each backend must agree with.
-    """
+    """The ranking signals' reads (#21); reference: ``ranking.episodes.episode_starts``."""
 
     def episode_breaks(
         self, spans: Sequence[GenerationSpan], *, gap_seconds: float, where: SearchFilter
     ) -> dict[str, EpisodeBreaks]:
-        """Per span's generation: the lowest and highest ``seq`` of its messages in the span
-        (every kind: an episode is cut by time, not by what a search may show) and the seqs
-        where an episode starts (the first one, and each whose ``created_at`` is more than
-        ``gap_seconds`` before or after the previous message's); a generation of a thread
-        ``where`` does not let through, or a span holding no message, is absent."""
+        """Per generation: lowest/highest ``seq`` of its messages (any kind) in the spans, and
+        where episodes start (each span's first message, each ``created_at`` more than
+        ``gap_seconds`` from the previous one's); denied threads absent."""
 
     def newest_created_at(self, *, where: SearchFilter) -> datetime | None:
-        """The newest ``created_at`` among the last messages (by ``seq``) of the threads
-        ``where`` lets through (of ``where.channel`` when set); ``None`` when there is none.
-        It anchors the relative dates a query names."""
+        """The newest ``created_at`` of the last message (by ``seq``) of each allowed thread."""
 
     def adjacent_rows(
         self, ids: Sequence[str], radius: int, *, where: SearchFilter
     ) -> dict[str, tuple[SearchRow, ...]]:
-        """For each visible message of ``ids``: the visible messages of its generation at most
-        ``radius`` places away by ``seq`` (itself excluded), in ``seq`` order; an id that is
-        not visible is absent."""
+        """Per visible id: its generation's visible messages within ``±radius`` seq (seq order)."""
 
 
 @runtime_checkable
@@ -478,9 +466,7 @@ __all__ = [
     "ChunkSource",
     "EmbedTarget",
     "EmbeddingSpace",
-    "EpisodeBreaks",
     "EpisodeReads",
-    "GenerationSpan",
     "Health",
     "HitLog",
     "ImportFile",

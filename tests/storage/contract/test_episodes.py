@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from tests.storage.conftest import StoreFactory
 
 from recallbox.ranking.episodes import EPISODE_GAP, episode_starts, starts_from_breaks
-from recallbox.storage.base import EVERYTHING, GenerationSpan, SearchFilter, Store
+from recallbox.storage.base import EVERYTHING, SearchFilter, Store
+from recallbox.storage.values import GenerationSpan
 
 from .helpers import DENIALS, deny, row, stored
 
