@@ -78,10 +78,12 @@ def render_hits(hits: list[Hit], *, explain: bool = False) -> str:
     "--domain",
     default="sessions",
     show_default=True,
-    help="memory, knowledge, sessions, transcripts or code (sessions and transcripts in "
-    "this version).",
+    help="memory, knowledge, sessions, transcripts or code.",
 )
 @click.option("--channel", default=None, help="Only this thread.")
+@click.option(
+    "--scope", default=None, help="knowledge: this project's documents plus the global library."
+)
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -99,6 +101,7 @@ def search(
     query: str,
     domain: str,
     channel: str | None,
+    scope: str | None,
     limit: int,
     no_embed: bool,
     explain: bool,
@@ -111,7 +114,12 @@ def search(
     """
     with open_box(ctx, embedder=embedder) as box:
         hits = box.search(
-            query, domain=domain, channel=channel, limit=limit, allow_embed=not no_embed
+            query,
+            domain=domain,
+            channel=channel,
+            limit=limit,
+            allow_embed=not no_embed,
+            scope=scope,
         )
     if as_json:
         emit_json(hits)

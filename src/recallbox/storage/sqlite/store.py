@@ -9,6 +9,8 @@
 | ``ImportLedger`` | ``imports.py`` |
 | ``TranscriptChunks`` | ``chunks.py`` |
 | ``EpisodeReads`` | ``episodes.py`` |
+| ``KnowledgeStore`` | ``sections.py`` |
+| ``MemoryStore`` | ``memory.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
@@ -28,9 +30,11 @@ from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.episodes import EpisodeMixin
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.keyword import KeywordMixin
+from recallbox.storage.sqlite.memory import MemoryMixin
 from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thread_id
 from recallbox.storage.sqlite.rows import now
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
+from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
@@ -48,7 +52,14 @@ def _is_applied(conn: apsw.Connection, version: int) -> bool:
 
 
 class SQLiteStore(
-    ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, ChunksMixin, EpisodeMixin
+    ThreadMixin,
+    KeywordMixin,
+    VectorMixin,
+    ImportLedgerMixin,
+    ChunksMixin,
+    EpisodeMixin,
+    KnowledgeMixin,
+    MemoryMixin,
 ):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
