@@ -142,3 +142,35 @@ def test_a_thread_without_time_gaps_is_one_episode_and_ranks_its_match_first(
     best = hits[0].explain["fused"]
     assert all(h.explain["episode"] == best for h in hits)  # one episode: one prior for all
     assert [n.id for n in hits[0].neighbours] == [msgs[-2].id]  # the last message: one side
+
+
+class TableEmbedder:
+    """Vectors from a fixed table (a unit vector per known text), None for any other text."""
+
+    model_id = "table-2"
+    dim = 2
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def embed(self, texts: list[str]) -> list[list[float] | None]:
+        return [self.table.get(t) for t in texts]
+
+
+def test_a_lone_message_with_a_vector_ranks_on_its_own_evidence(db_path: Path) -> None:
+    lone_text = "the kettle is broken again"
+    query = "kettle broken"
+    table = {lone_text: [1.0, 0.0], query: [1.0, 0.0]} | {t: [0.0, 1.0] for t in FILLER}
+    with recallbox.open(db_path, embedder=TableEmbedder(table)) as box:
+        box.append_many("long", rows([*FILLER, "a kettle on the stove"]))
+        (lone,) = box.append_many("solo", rows([lone_text], start=T0 + timedelta(days=9)))
+        assert box.embed_all() == len(FILLER) + 1
+        for channel in ("solo", None):
+            hits = box.search(query, channel=channel)
+            assert hits[0].id == lone.id, channel
+            best = hits[0].explain
+            # its own episode: context is its own similarity, no neighbour, prior = its base
+            assert best["context"] == pytest.approx(float(best["vector"]))
+            assert "neighbour" not in best and best["episode"] == best["fused"]
+            assert hits[0].neighbours == ()
+            assert all(0.0 <= h.score <= 1.0 for h in hits)
