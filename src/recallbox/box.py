@@ -19,18 +19,24 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from recallbox.box_curated import CuratedVerbs
-from recallbox.domains import history, reading
+from recallbox.box_recall import RecallVerbs
+from recallbox.domains import code_calls, history, reading
 from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.other_memory import AnswerPool, search_memory
 from recallbox.domains.privacy import file_identity, normalize_source_path
-from recallbox.domains.threads import Answerer, keyword_answer
+from recallbox.domains.threads import Answerer
 from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_all
 from recallbox.embeddings import Embedder, resolve_embedder
 from recallbox.errors import InvalidArgument, NotFound
+from recallbox.hitlog import LAYER_LITERAL, HitRecorder
+from recallbox.injection import TimeBox
+from recallbox.recall import RecallPool, record_recall
+from recallbox.recall_answer import RecallAnswerer
+from recallbox.search import record_search
 from recallbox.search import search as run_search
 from recallbox.storage import open_store
 from recallbox.storage.base import Store, SyncStore, require
@@ -46,7 +52,12 @@ from recallbox.types import (
     Thread,
 )
 
+if TYPE_CHECKING:
+    from recallbox.code.types import CodeIndexReport
+
 MEMORY_URL = ":memory:"
+#: ``progress(files done, files in all, path)`` of :meth:`Box.index_code`.
+CodeProgress = Callable[[int, int, str], None]
 
 
 def _resolve_location(path_or_url: str | Path) -> str:
@@ -59,12 +70,14 @@ def _resolve_location(path_or_url: str | Path) -> str:
     return str(Path(path_or_url).expanduser())
 
 
-class Box(CuratedVerbs):
+class Box(CuratedVerbs, RecallVerbs):
     """The recallbox API over one store. Use :func:`recallbox.open` to make one.
 
     A Box may be used from several threads (one connection per thread); it is not fork-safe.
     The knowledge and memory verbs (``add_document``, ``remember``, ``recall_context``, …) are
-    :class:`~recallbox.box_curated.CuratedVerbs`'.
+    :class:`~recallbox.box_curated.CuratedVerbs`'; ``recall``, ``expand`` and the hit-log's are
+    :class:`~recallbox.box_recall.RecallVerbs`'. ``hit_log=False`` records nothing in the
+    hit-log (DESIGN §5).
     """
 
     def __init__(
@@ -74,20 +87,28 @@ class Box(CuratedVerbs):
         location: str,
         embedder: Embedder | None = None,
         answerer: Answerer | None = None,
+        hit_log: bool = True,
     ) -> None:
         self.store = store
         self.location = location
         self.embedder = embedder
+        self.hits = HitRecorder(store, enabled=hit_log)
+        self._recalls = RecallPool()
+        self._timebox = TimeBox()
         # The other-memory part of search_memory: (query, channel) -> text. Swap it freely.
-        self.answerer: Answerer = answerer or partial(
-            keyword_answer, store, self._other_memory_hits
+        self.answerer: Answerer = answerer or RecallAnswerer(
+            self._recall, partial(record_recall, self.hits)
         )
         self._answers = AnswerPool()
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the store (after giving a running other-memory search its timeout to end)."""
+        """Close the store (after giving a running other-memory search its timeout to end and
+        writing the hit-log rows still buffered)."""
         self._answers.close()
+        self._recalls.close()
+        self._timebox.close()
+        self.hits.close()
         self.store.close()
 
     def __enter__(self) -> Box:
@@ -312,7 +333,7 @@ class Box(CuratedVerbs):
             SchemaMismatch: stored vectors belong to another model than the embedder
                 (re-embed with ``recallbox embed --rebuild``).
         """
-        return run_search(
+        hits = run_search(
             self.store,
             self.embedder,
             query,
@@ -323,11 +344,7 @@ class Box(CuratedVerbs):
             scope=scope,
             excluded=excluded,
         )
-
-    def _record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        """Append a drill to the hit-log (DESIGN §4.2): the verbs that open a recalled id call
-        this, so ``embed_all(lazy=True)`` embeds it."""
-        self.store.record_drill(target_id, domain=domain)
+        return record_search(self.hits, query, domain, hits)
 
     def embed_all(
         self,
@@ -372,7 +389,11 @@ class Box(CuratedVerbs):
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
-        return search_memory(self.store, self._answers, self.answerer, query, channel)
+        found = search_memory(self.store, self._answers, self.answerer, query, channel)
+        self.hits.hits(
+            query, domain=reading.READ_DOMAIN, layer=LAYER_LITERAL, target_ids=found.literal_ids
+        )
+        return found.text
 
     def read_message(self, message_id: str, view: str = "audit", offset: int = 0) -> str:
         """The full message as text, paged under 12 000 characters (DESIGN §3.3).
@@ -385,7 +406,9 @@ class Box(CuratedVerbs):
             InvalidArgument: unknown view, or an offset that is negative or past the end.
             NotFound: unknown id, or an id of a quarantined thread (the same error).
         """
-        return reading.read_message(self.store, message_id, view, offset)
+        page = reading.message_page(self.store, message_id, view, offset)
+        self.hits.drill(str(message_id), verb="read_message", domain=reading.READ_DOMAIN)
+        return reading.format_page(page, str(message_id))
 
     def message_page(self, message_id: str, view: str = "audit", offset: int = 0) -> Page:
         """:meth:`read_message` as a :class:`Page` (text, offset, next_offset, total_chars).
@@ -394,14 +417,65 @@ class Box(CuratedVerbs):
             InvalidArgument: unknown view, or an offset that is negative or past the end.
             NotFound: unknown id, or an id of a quarantined thread (the same error).
         """
-        return reading.message_page(self.store, message_id, view, offset)
+        page = reading.message_page(self.store, message_id, view, offset)
+        self.hits.drill(str(message_id), verb="message_page", domain=reading.READ_DOMAIN)
+        return page
+
+    # -- code (DESIGN §4.5, issue #11) -----------------------------------------------------
+    def index_code(
+        self,
+        path: str | os.PathLike[str],
+        scope: str | None = None,
+        *,
+        progress: CodeProgress | None = None,
+    ) -> CodeIndexReport:
+        """Index (or re-index) the repository at ``path`` into the code domain.
+
+        Walks the tree (``.gitignore`` and ``.git/info/exclude`` respected; vendored,
+        generated, binary, minified and oversized files skipped; symlinks never followed),
+        parses with tree-sitter and stores symbols and ``calls``/``imports``/``extends`` edges
+        under ``scope`` (default: the root folder's name; indexing another root under the same
+        scope replaces it). Incremental: only files whose content changed are parsed again,
+        deleted files drop their symbols and edges, and edges are re-resolved across the scope.
+        ``progress(done, total, path)`` is called as files are done.
+
+        Raises:
+            DependencyMissing: the ``code`` extra is not installed
+                (``pip install 'recallbox[code]'``); only indexing needs it.
+            InvalidArgument: ``path`` is not a directory, or a bad scope.
+        """
+        from recallbox.domains.code_index import index_code
+
+        return index_code(self.store, path, scope, progress=progress)
+
+    def callers(self, symbol_id: str, depth: int = 1, *, scope: str | None = None) -> list[Hit]:
+        """The symbols that call ``symbol_id`` (``path::Class.method``), up to ``depth`` hops.
+
+        Hits of the ``code`` domain, nearest first; the privacy policy applies (a denied file's
+        symbols are never callers). ``scope`` is needed only when the id is in several scopes.
+
+        Raises:
+            NotFound: unknown id, or an id of a denied file (the same error).
+            InvalidArgument: the id is in several scopes and no ``scope`` was given, or a bad
+                ``depth``.
+        """
+        return code_calls.callers(self.store, symbol_id, depth, scope=scope)
+
+    def callees(self, symbol_id: str, *, scope: str | None = None) -> list[Hit]:
+        """The symbols ``symbol_id`` calls (resolved calls), in the order of its first calls.
+
+        Raises:
+            NotFound: unknown id, or an id of a denied file (the same error).
+            InvalidArgument: the id is in several scopes and no ``scope`` was given.
+        """
+        return code_calls.callees(self.store, symbol_id, scope=scope)
 
     def _other_memory_hits(self, query: str, limit: int) -> list[Hit]:
         """The default answerer's ranking: sessions, keyword leg only (DESIGN §3.2)."""
         return self.search(query, domain="sessions", limit=limit, allow_embed=False)
 
 
-def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
+def open_box(path_or_url: str | Path, *, embedder: object = None, hit_log: bool = True) -> Box:
     """Open (creating when missing) the store at ``path_or_url`` and return a :class:`Box`.
 
     Raises:
@@ -412,4 +486,4 @@ def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
     """
     location = _resolve_location(path_or_url)
     resolved = resolve_embedder(cast("str | Embedder | None", embedder))
-    return Box(open_store(location), location=location, embedder=resolved)
+    return Box(open_store(location), location=location, embedder=resolved, hit_log=hit_log)

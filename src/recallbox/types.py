@@ -131,7 +131,9 @@ class Hit:
     it, verbatim, around the best match. ``keyword`` is the normalised keyword score ``k`` and
     ``vector`` the vector similarity ``v`` the score was fused from (``None``: that leg is
     absent for this hit). ``source`` and ``lines`` name a file and line range where the domain
-    has one (transcripts, knowledge, code).
+    has one (transcripts, knowledge, code); ``scope`` the project of a knowledge or code hit;
+    ``stale`` is True when a code hit's file changed since it was indexed; ``callers`` holds the
+    ids of the symbols that call a code hit (the top hit of a code search: up to 5).
     """
 
     id: str
@@ -156,7 +158,7 @@ class Hit:
     ``keyword`` (``k``), ``vector`` (``v``) when present, ``fused`` (the hybrid score) and
     ``leg`` (``"keyword"`` or ``"vector"``, the leg that carried it); see
     ``recallbox.ranking.fusion``. ``sessions`` adds each ranking signal the score was combined
-    from (``context``, ``neighbour``, ``episode``, ``participant``, ``date``; an absent one is
+    from (``context``, ``neighbour``, ``episode``, ``episode_doc``, ``participant``, ``date``; an absent one is
     left out, renormalised away) and ``score`` (``recallbox.ranking.signals``, #21)."""
     participant: str | None = None
     """``sessions``: who wrote it — the ``Name:`` a chat transcript writes at the start of its
@@ -164,6 +166,10 @@ class Hit:
     neighbours: tuple[Neighbour, ...] = ()
     """``sessions``: the messages just before and after it in its episode (its sitting: no
     ``created_at`` gap over an hour), oldest first, for the first hits of a search (#21)."""
+    stale: bool = False
+    """``code``: the symbol's file changed on disk since it was indexed."""
+    callers: tuple[str, ...] = ()
+    """``code``: ids of the symbols that call this one (resolved calls)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from recallbox.domains.registry import (
 from recallbox.domains.transcripts import render_transcripts_bucket
 from recallbox.ranking.fusion import DOMAIN_THRESHOLDS
 from recallbox.storage.base import (
+    CORPUS_CODE_SYMBOL,
     CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
     CORPUS_SECTION,
@@ -27,18 +28,20 @@ from recallbox.storage.base import (
     require,
 )
 from recallbox.text.fts_query import build_fts_query
+from recallbox.text.render import unescape_stored
 from recallbox.types import Hit
 
 
 def test_the_registry_lists_what_can_be_searched_in_bucket_order() -> None:
     assert DOMAINS == ("memory", "knowledge", "sessions", "transcripts", "code")
-    available = ("memory", "knowledge", "sessions", "transcripts")
+    available = ("memory", "knowledge", "sessions", "transcripts", "code")
     assert AVAILABLE_DOMAINS == available == tuple(d.name for d in registered())
     assert vector_owners() == [
         CORPUS_MEMORY_ENTRY,
         CORPUS_SECTION,
         CORPUS_MESSAGE,
         CORPUS_TRANSCRIPT_CHUNK,
+        CORPUS_CODE_SYMBOL,
     ]
     for name, domain in REGISTRY.items():
         assert domain.name == name and name in DOMAINS
@@ -51,12 +54,9 @@ def test_an_unknown_domain_names_the_known_ones(name: object) -> None:
         get_domain(name)
 
 
-@pytest.mark.parametrize("name", ["code"])
-def test_a_domain_of_a_later_version_is_not_available_yet(name: str) -> None:
-    with pytest.raises(
-        recallbox.InvalidArgument, match=r"not available yet.*memory, knowledge, sessions"
-    ):
-        get_domain(name)
+def test_every_domain_of_the_design_is_available() -> None:
+    assert AVAILABLE_DOMAINS == DOMAINS
+    assert [get_domain(name).name for name in DOMAINS] == list(DOMAINS)
 
 
 def test_a_registered_domain_searches_and_renders_through_the_protocol(box: recallbox.Box) -> None:
@@ -86,8 +86,13 @@ def test_the_transcripts_bucket_names_chunk_source_lines_and_best_message() -> N
         for i in range(1, 6)
     ]
     text = render_transcripts_bucket(hits, 5_000)
-    assert text.startswith("[chunk_id=claude-code:s@1 source=s.jsonl:1-4 best_message_id=m_1]\n")
-    assert all(len(item.split("\n", 1)[1]) <= 800 for item in text.split("\n\n")[:1])
+    assert text.startswith(
+        "[chunk_id=claude-code:s@1 source=s.jsonl:1-4 rank=1 follow-up=read_message(m_1)]\n"
+        "\\[user] chunk 1 "  # stored text is escaped (DESIGN §3.5)
+    )
+    assert all(
+        len(unescape_stored(item.split("\n", 1)[1])) <= 800 for item in text.split("\n\n")[:1]
+    )
     small = render_transcripts_bucket(hits, 1_200)
     assert len(small) <= 1_200 and small.endswith(
         "more hit(s) not shown; narrow the query to see them."

@@ -16,11 +16,13 @@ import click
 from recallbox import __version__
 from recallbox.cli.commands import (
     agents,
+    code,
     imports,
     knowledge,
     maintenance,
     memory,
     policy,
+    recall,
     search,
     threads,
 )
@@ -93,7 +95,18 @@ def cli() -> None:
     """
 
 
-for _module in (threads, policy, imports, search, agents, maintenance, memory, knowledge):
+for _module in (
+    threads,
+    policy,
+    imports,
+    search,
+    agents,
+    maintenance,
+    memory,
+    knowledge,
+    code,
+    recall,
+):
     _module.register(cli)
 
 

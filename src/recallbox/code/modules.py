@@ -35,6 +35,7 @@ class ModuleMap:
     paths: dict[str, str] = field(default_factory=dict)  # path -> language
     python: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     go_dirs: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _absolute: dict[str, list[Candidate]] = field(default_factory=dict)  # Python names, by name
 
     @classmethod
     def build(cls, files: Iterable[tuple[str, str]], root_name: str | None = None) -> ModuleMap:
@@ -87,11 +88,15 @@ class ModuleMap:
                 )
                 found += [(file.lstrip("/"), parts[cut:]) for file in options if file.lstrip("/") in self.paths]
             return found
+        cached = self._absolute.get(name)
+        if cached is not None:
+            return cached
         parts = tuple(name.split("."))
         found = []
         for cut in range(len(parts), 0, -1):
             for file in self.python.get(".".join(parts[:cut]), ()):
                 found.append((file, parts[cut:]))
+        self._absolute[name] = found
         return found
 
     def _javascript(self, path: str, name: str) -> list[Candidate]:

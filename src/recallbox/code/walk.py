@@ -75,11 +75,13 @@ _GENERATED_HEADER = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class WalkedFile:
-    """A candidate source file: its path relative to the root (``/``-separated), size, mtime."""
+    """A candidate source file: its path relative to the root (``/``-separated), size, mtime
+    and file identity (``"<device>:<inode>"``, shared by hard links)."""
 
     path: str
     size: int
     mtime_ns: int
+    identity: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +235,7 @@ def _file_candidate(
     if stat.st_size > max_file_bytes:
         skipped.append(SkippedFile(rel, "too_large", f"{stat.st_size} bytes"))
         return None
-    return WalkedFile(rel, stat.st_size, stat.st_mtime_ns)
+    return WalkedFile(rel, stat.st_size, stat.st_mtime_ns, f"{stat.st_dev}:{stat.st_ino}")
 
 
 def _enclosing_rules(real_root: Path) -> tuple[GitRepository | None, str, tuple[_Rules, ...]]:

@@ -28,11 +28,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from recallbox.errors import StoreUnavailable
+from recallbox.storage.base_code import CodeStore
+from recallbox.storage.capability import protocol_members, require
 from recallbox.storage.curated import KnowledgeStore, MemoryStore
+from recallbox.storage.deadline import Deadline
+from recallbox.storage.episode_reads import EpisodeReads
 from recallbox.storage.queries import (
+    CORPUS_CODE_SYMBOL,
     CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
     CORPUS_SECTION,
@@ -43,6 +47,7 @@ from recallbox.storage.queries import (
     Phrase,
     SearchFilter,
 )
+from recallbox.storage.recall_protocols import HitLog, ToolOutputStore
 from recallbox.storage.values import (
     CandidateStream,
     ChunkRow,
@@ -50,8 +55,7 @@ from recallbox.storage.values import (
     DocumentWrite,
     EmbeddingSpace,
     EmbedTarget,
-    EpisodeBreaks,
-    GenerationSpan,
+    HitRow,
     ImportFile,
     ImportNode,
     ImportRecord,
@@ -60,6 +64,7 @@ from recallbox.storage.values import (
     MemoryRow,
     MemoryWrite,
     NewMessage,
+    NewToolOutput,
     ReadableMessage,
     RowFrequencies,
     SearchableMessage,
@@ -72,8 +77,6 @@ from recallbox.storage.values import (
     parse_chunk_id,
 )
 from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
-
-P = TypeVar("P")
 
 
 @runtime_checkable
@@ -94,9 +97,14 @@ class StoreLifecycle(Protocol):
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested calls join it. Not allowed inside a read snapshot."""
 
-    def read_snapshot(self) -> AbstractContextManager[None]:
+    def read_snapshot(self, deadline: Deadline | None = None) -> AbstractContextManager[None]:
         """Run the reads of the calling thread inside on one consistent snapshot (nested calls
-        and a surrounding write transaction join)."""
+        and a surrounding write transaction join).
+
+        With ``deadline``, a statement still running when it expires (or is cancelled, from
+        any thread) is stopped, and it and every later read inside raise
+        :class:`~recallbox.errors.TimedOut`; a nested snapshot's deadline adds to the outer's.
+        """
 
 
 @runtime_checkable
@@ -148,6 +156,11 @@ class ThreadStore(Protocol):
     def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
         """The hit and up to ``radius`` visible messages before and after it in its thread, in
         order; ``[]`` when the hit itself is not visible."""
+
+    def readable_history(self, channel: str) -> list[Message]:
+        """Every message of an allowed thread a model may read, in (generation, seq) order:
+        not pending, superseded, hidden from the model or a machine event (compaction
+        summaries included); ``[]`` when the thread is unknown **or** denied. One read."""
 
 
 @runtime_checkable
@@ -263,39 +276,6 @@ class VectorIndex(Protocol):
         self, space: EmbeddingSpace, items: Sequence[tuple[EmbedTarget, Sequence[float]]]
     ) -> int:
         """Store vectors (replacing stale ones) in one transaction; returns how many."""
-
-
-@runtime_checkable
-class EpisodeReads(Protocol):
-    """The ranking signals' reads (#21); reference: ``ranking.episodes.episode_starts``."""
-
-    def episode_breaks(
-        self, spans: Sequence[GenerationSpan], *, gap_seconds: float, where: SearchFilter
-    ) -> dict[str, EpisodeBreaks]:
-        """Per generation: lowest/highest ``seq`` of its messages (any kind) in the spans, and
-        where episodes start (each span's first message, each ``created_at`` more than
-        ``gap_seconds`` from the previous one's); denied threads absent."""
-
-    def newest_created_at(self, *, where: SearchFilter) -> datetime | None:
-        """The newest ``created_at`` of the last message (by ``seq``) of each allowed thread."""
-
-    def adjacent_rows(
-        self, ids: Sequence[str], radius: int, *, where: SearchFilter
-    ) -> dict[str, tuple[SearchRow, ...]]:
-        """Per visible id: its generation's visible messages within ``±radius`` seq (seq order)."""
-
-
-@runtime_checkable
-class HitLog(Protocol):
-    """The append-only hit-log (DESIGN §5)."""
-
-    def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        """Append a drill: recall's caller opened ``target_id``."""
-
-    def record_hits(
-        self, query: str, *, domain: str, layer: str, target_ids: Sequence[str]
-    ) -> None:
-        """Append one hit row per returned target."""
 
 
 @runtime_checkable
@@ -415,6 +395,8 @@ class Store(
     KnowledgeStore,
     MemoryStore,
     Health,
+    ToolOutputStore,
+    CodeStore,
     EpisodeReads,
     Protocol,
 ):
@@ -440,37 +422,14 @@ PROTOCOLS: tuple[type, ...] = (
     KnowledgeStore,
     MemoryStore,
     Health,
+    ToolOutputStore,
+    CodeStore,
     EpisodeReads,
 )
 
 
-def protocol_members(protocol: type) -> list[str]:
-    """The names a protocol asks for (its own and inherited), sorted."""
-    names: set[str] = set()
-    for klass in protocol.__mro__:
-        if klass in (object, Protocol) or not getattr(klass, "_is_protocol", False):
-            continue
-        names.update(n for n in vars(klass) if not n.startswith("_"))
-        names.update(getattr(klass, "__annotations__", {}))
-    return sorted(names)
-
-
-def require(store: object, protocol: type[P]) -> P:
-    """``store`` as a ``protocol`` it implements; the capability check behind every verb.
-
-    Raises:
-        StoreUnavailable: the backend lacks the capability (the message names what is missing).
-    """
-    if isinstance(store, protocol):
-        return store
-    missing = [name for name in protocol_members(protocol) if not hasattr(store, name)]
-    raise StoreUnavailable(
-        f"this storage backend ({type(store).__name__}) cannot do this: it does not implement "
-        f"{protocol.__name__} (missing: {', '.join(missing) or 'unknown'})"
-    )
-
-
 __all__ = [
+    "CORPUS_CODE_SYMBOL",
     "CORPUS_MEMORY_ENTRY",
     "CORPUS_MESSAGE",
     "CORPUS_SECTION",
@@ -480,12 +439,15 @@ __all__ = [
     "CandidateStream",
     "ChunkRow",
     "ChunkSource",
+    "CodeStore",
+    "Deadline",
     "DocumentWrite",
     "EmbedTarget",
     "EmbeddingSpace",
     "EpisodeReads",
     "Health",
     "HitLog",
+    "HitRow",
     "ImportFile",
     "ImportLedger",
     "ImportNode",
@@ -501,6 +463,7 @@ __all__ = [
     "MemoryStore",
     "MemoryWrite",
     "NewMessage",
+    "NewToolOutput",
     "Phrase",
     "PolicyStore",
     "ReadableMessage",
@@ -515,6 +478,7 @@ __all__ = [
     "StoredSection",
     "SyncStore",
     "ThreadStore",
+    "ToolOutputStore",
     "TranscriptChunk",
     "TranscriptChunks",
     "VectorIndex",

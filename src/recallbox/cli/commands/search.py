@@ -44,9 +44,10 @@ def _explain(hit: Hit) -> str:
 
 
 def render_hits(hits: list[Hit], *, explain: bool = False) -> str:
-    """Text rendering of ranked hits: a header line per hit — its rank (never a score), id,
-    thread, time and who wrote it — then its text indented and its episode's neighbours
-    (``↑`` before, ``↓`` after); ``explain`` adds each leg and signal (``Hit.explain``)."""
+    """Text rendering of ranked hits: a header line per hit — its rank, id, thread, time, who
+    wrote it and its raw legs (never the min-max keyword score, DESIGN §4.2) — then its text
+    indented and its episode's neighbours (``↑`` before, ``↓`` after); ``explain`` adds each
+    leg and signal (``Hit.explain``)."""
     if not hits:
         return "no hits"
     lines: list[str] = []
@@ -61,6 +62,13 @@ def render_hits(hits: list[Hit], *, explain: bool = False) -> str:
         who = hit.participant or hit.role
         if who:
             head.append(who if not hit.role or who == hit.role else f"{who} ({hit.role})")
+        legs = []
+        bm25 = hit.explain.get("bm25")
+        if isinstance(bm25, float | int) and hit.keyword is not None:
+            legs.append(f"bm25={bm25:.2f}")
+        if hit.vector is not None:
+            legs.append(f"vector={hit.vector:.3f}")
+        head.append(f"({' '.join(legs) or 'no legs'})")
         lines.append(" ".join(head))
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
         for n in hit.neighbours:

@@ -295,7 +295,7 @@ LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 # highest number issued per type lives in ``memory_key_counters`` (keys are never reused).
 # Neither corpus has threads: ``thread_id`` is the vector partition key, 0 for every row (one
 # partition; scope and exclusions filter the exact nearest-neighbour search, vectors.py).
-# ``hit_log_watermarks``: how far a consumer of the hit-log (``decay``) has read it. Both FTS5
+# (``decay`` reads the hit-log above its watermark: migration 6's ``hit_log_watermarks``.) Both FTS5
 # indexes update only when the indexed text changes (a move, a decay or a touch leave them).
 KNOWLEDGE_SECTIONS_FTS = FtsIndex(
     name="knowledge_sections_fts",
@@ -370,7 +370,116 @@ _M005_KNOWLEDGE_MEMORY = [
     MEMORY_ENTRIES_FTS.create_sql(),
     *MEMORY_ENTRIES_FTS.trigger_sql(),
     "CREATE TABLE memory_key_counters (type TEXT PRIMARY KEY, highest INTEGER NOT NULL)",
-    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, hit_id INTEGER NOT NULL)",
 ]
 MIGRATIONS.append((5, "knowledge sections, memory entries, key counters", _M005_KNOWLEDGE_MEMORY))
+
+#: The hit-log grown up and stored tool outputs (#12, DESIGN §5, §6). ``verb`` names the verb of
+#: a drill row, ``event`` ties the rows of one recall together; ``hit_log_state`` keeps the count
+#: of rows dropped while the database was busy; ``hit_log_watermarks`` the last row each
+#: consumer (``decay``, the lazy embedding pass) has read — rotation deletes only below all of
+#: them. ``tool_outputs`` keeps each original under its handle with what its privacy follows:
+#: its thread, and its source (normalised basename, path, file identity).
+_M006_RECALL = [
+    "ALTER TABLE hit_log ADD COLUMN verb TEXT",
+    "ALTER TABLE hit_log ADD COLUMN event TEXT",
+    "CREATE INDEX hit_log_targets ON hit_log (target_id, domain)",
+    "CREATE TABLE hit_log_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, upto INTEGER NOT NULL, "
+    "updated_at TEXT NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE tool_outputs (
+        id INTEGER PRIMARY KEY,
+        handle TEXT NOT NULL UNIQUE,
+        thread_id INTEGER REFERENCES threads(id),
+        source TEXT,
+        source_path TEXT,
+        source_identity TEXT,
+        tool TEXT,
+        content TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX tool_outputs_by_thread ON tool_outputs (thread_id)",
+]
+MIGRATIONS.append((6, "hit-log drills, dropped count, watermarks; tool outputs", _M006_RECALL))
+
+# The code domain (DESIGN §2, §4.5; issue #11). ``code_scopes``: one row per indexed root (its
+# last run: root, git commit, time, counts). ``code_files``: each file's stamp (content hash,
+# size, mtime, file identity) and what the privacy gate compares (DESIGN §5): its normalised
+# scope-relative path and basename. ``code_symbols``: one row per symbol id and scope (row ids
+# never reused, so a removed symbol's vector is never taken for another's); ``content_seg`` is
+# the identifier-split text the ranked index reads. ``code_edges``: per file, in extraction
+# order; ``target_last`` is what re-resolution after an edit selects by.
+CODE_SYMBOLS_FTS = FtsIndex(
+    name="code_symbols_fts",
+    content_table="code_symbols",
+    columns=("content_seg",),
+    options="tokenize='porter unicode61 remove_diacritics 2'",
+    probe="token",
+)
+FTS_INDEXES[CODE_SYMBOLS_FTS.name] = CODE_SYMBOLS_FTS
+_M007_CODE = [
+    """CREATE TABLE code_scopes (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        root TEXT NOT NULL,
+        commit_sha TEXT,
+        indexed_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE code_files (
+        id INTEGER PRIMARY KEY,
+        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
+        path TEXT NOT NULL,
+        path_norm TEXT NOT NULL,
+        name_norm TEXT NOT NULL,
+        language TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        identity TEXT,
+        error TEXT,
+        indexed_at TEXT NOT NULL,
+        UNIQUE (scope_id, path)
+    )""",
+    """CREATE TABLE code_symbols (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
+        file_id INTEGER NOT NULL REFERENCES code_files(id),
+        symbol_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        qualname TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        signature TEXT NOT NULL,
+        doc TEXT NOT NULL,
+        snippet TEXT NOT NULL,
+        name_seg TEXT NOT NULL,
+        content_seg TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        UNIQUE (scope_id, symbol_id)
+    )""",
+    "CREATE INDEX code_symbols_by_file ON code_symbols (file_id)",
+    "CREATE INDEX code_symbols_by_name ON code_symbols (name_seg)",
+    """CREATE TABLE code_edges (
+        id INTEGER PRIMARY KEY,
+        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
+        file_id INTEGER NOT NULL REFERENCES code_files(id),
+        ordinal INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('calls', 'imports', 'extends')),
+        source_id TEXT NOT NULL,
+        target_name TEXT NOT NULL,
+        target_last TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        target_id TEXT,
+        confidence TEXT NOT NULL,
+        UNIQUE (file_id, ordinal)
+    )""",
+    "CREATE INDEX code_edges_by_target ON code_edges (scope_id, target_id) "
+    "WHERE target_id IS NOT NULL",
+    "CREATE INDEX code_edges_by_source ON code_edges (scope_id, source_id)",
+    "CREATE INDEX code_edges_by_kind ON code_edges (scope_id, kind, target_last)",
+    CODE_SYMBOLS_FTS.create_sql(),
+    *CODE_SYMBOLS_FTS.trigger_sql(),
+]
+MIGRATIONS.append((7, "code index: scopes, files, symbols, edges and their FTS5 index", _M007_CODE))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

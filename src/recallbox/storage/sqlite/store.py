@@ -2,8 +2,10 @@
 
 | protocol (``storage.base``) | where |
 |---|---|
-| ``StoreLifecycle``, ``PolicyStore``, ``LiteralSearch``, ``HitLog``, ``Health`` | here |
+| ``StoreLifecycle``, ``PolicyStore``, ``LiteralSearch``, ``Health`` | here |
 | ``ThreadStore`` | ``messages.py`` |
+| ``HitLog`` | ``hitlog.py`` |
+| ``ToolOutputStore`` | ``tool_outputs.py`` |
 | ``KeywordIndex`` | ``keyword.py`` (over the corpora of ``corpora.py``) |
 | ``VectorIndex`` | ``vector_index.py`` (same corpora; ``vectors.py`` is sqlite-vec) |
 | ``ImportLedger`` | ``imports.py`` |
@@ -11,23 +13,27 @@
 | ``EpisodeReads`` | ``episodes.py`` |
 | ``KnowledgeStore`` | ``sections.py`` |
 | ``MemoryStore`` | ``memory.py`` |
+| ``CodeStore`` | ``code.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import apsw
 
 from recallbox.errors import NotFound, SchemaMismatch
+from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite import fts, literal
 from recallbox.storage.sqlite.chunks import ChunksMixin
+from recallbox.storage.sqlite.code import CodeMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.episodes import EpisodeMixin
+from recallbox.storage.sqlite.hitlog import HitLogMixin
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.keyword import KeywordMixin
 from recallbox.storage.sqlite.memory import MemoryMixin
@@ -35,6 +41,7 @@ from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thr
 from recallbox.storage.sqlite.rows import now
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
 from recallbox.storage.sqlite.sections import KnowledgeMixin
+from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
@@ -60,6 +67,9 @@ class SQLiteStore(
     EpisodeMixin,
     KnowledgeMixin,
     MemoryMixin,
+    HitLogMixin,
+    ToolOutputsMixin,
+    CodeMixin,
 ):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
@@ -84,8 +94,8 @@ class SQLiteStore(
             yield
 
     @contextmanager
-    def read_snapshot(self) -> Iterator[None]:
-        with self.pool.snapshot():
+    def read_snapshot(self, deadline: Deadline | None = None) -> Iterator[None]:
+        with self.pool.snapshot(deadline):
             yield
 
     def schema_version(self) -> int:
@@ -178,28 +188,6 @@ class SQLiteStore(
         self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
     ) -> CandidateStream:
         return literal.literal_candidates(self.pool, query, where=where, limit=limit, recent=recent)
-
-    # -- hit-log ---------------------------------------------------------------------------
-    def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        with self.pool.transaction() as conn:
-            conn.execute(
-                "INSERT INTO hit_log (at, query, domain, layer, target_id, drilled) "
-                "VALUES (?, NULL, ?, NULL, ?, 1)",
-                (now(), domain, target_id),
-            )
-
-    def record_hits(
-        self, query: str, *, domain: str, layer: str, target_ids: Sequence[str]
-    ) -> None:
-        if not target_ids:
-            return
-        stamp = now()
-        with self.pool.transaction() as conn:
-            conn.executemany(
-                "INSERT INTO hit_log (at, query, domain, layer, target_id, drilled) "
-                "VALUES (?, ?, ?, ?, ?, 0)",
-                [(stamp, query, domain, layer, target_id) for target_id in target_ids],
-            )
 
     # -- health ----------------------------------------------------------------------------
     def doctor(self, *, repair: bool = False) -> DoctorReport:
