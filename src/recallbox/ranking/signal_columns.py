@@ -6,8 +6,8 @@ entry per candidate) and the episode starts the store found around them. Two imp
 give **identical** floats (the same IEEE operations in the same order; a differential test
 holds them to it):
 
-* :func:`score_columns_numpy` — vectorised, used when numpy is importable (the ``embed``
-  extra depends on it): sorted position keys and ``searchsorted`` instead of per-candidate
+* :func:`score_columns_numpy` — vectorised, used when numpy is installed (the ``embed``
+  extra depends on it; imported on first use): sorted position keys and ``searchsorted`` instead of per-candidate
   dictionaries, so the signal step costs well under a millisecond for a thousand candidates;
 * :func:`score_columns_reference` — pure Python, the definition
   (``recallbox.ranking.episodes.neighbourhoods`` and ``recallbox.ranking.signals.combine``).
@@ -17,6 +17,7 @@ Pure functions: no storage, no SQL.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,13 +51,10 @@ from recallbox.ranking.signals import (
     participant_value,
 )
 
-try:  # the embed extra brings numpy; without it the reference path runs
-    import numpy as np
-except ImportError:  # pragma: no cover - exercised by forcing the reference path
-    np = None  # type: ignore[assignment]
-
-#: True when the vectorised path can run.
-HAS_NUMPY = np is not None
+#: True when the vectorised path can run (the embed extra brings numpy; without it the
+#: reference path runs). numpy is imported on the first search, never at import time: importing
+#: recallbox loads no model runtime.
+HAS_NUMPY = importlib.util.find_spec("numpy") is not None
 #: Position keys are ``generation code << SEQ_BITS | seq``.
 SEQ_BITS = 32
 _SEQ_MASK = (1 << SEQ_BITS) - 1
@@ -211,6 +209,8 @@ def score_columns_numpy(
     window: int = NEIGHBOUR_WINDOW,
 ) -> ColumnScores:
     """The vectorised path; the same floats as :func:`score_columns_reference`."""
+    import numpy as np
+
     n = len(cols.ids)
     if n == 0:
         return ColumnScores(cols.ids, [], [[] for _ in SIGNAL_NAMES])
@@ -324,6 +324,8 @@ def _episode_documents_numpy(
     inverse: Any, count: int, vector: Any, freqs: Sequence[Sequence[int] | None] | None
 ) -> Any:
     """:func:`~recallbox.ranking.signals.episode_documents`, vectorised (NaN: absent)."""
+    import numpy as np
+
     has = ~np.isnan(vector)
     sums = np.zeros(count)
     np.add.at(sums, inverse[has], vector[has])

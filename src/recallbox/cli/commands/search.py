@@ -53,10 +53,13 @@ def render_hits(hits: list[Hit], *, explain: bool = False) -> str:
     lines: list[str] = []
     for rank, hit in enumerate(hits, start=1):
         head = [f"{rank}.", hit.id]
-        if hit.channel:
+        lines_of = f":{hit.lines[0]}-{hit.lines[1]}" if hit.lines else ""
+        if hit.channel is not None:
             head.append(f"[{hit.channel}]")
-        if hit.source:
-            head.append(hit.source + (f":{hit.lines[0]}-{hit.lines[1]}" if hit.lines else ""))
+            if hit.source:
+                head.append(hit.source + lines_of)
+        elif hit.source:
+            head.append(f"[{hit.source}]{lines_of}")
         if hit.created_at is not None:
             head.append(hit.created_at.isoformat(timespec="minutes"))
         who = hit.participant or hit.role
