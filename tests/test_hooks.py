@@ -86,3 +86,29 @@ def test_notes_say_why_nothing_was_imported(box: recallbox.Box, tmp_path: Path) 
     gone = tmp_path / "gone.jsonl"
     (note,) = handle_claude_code_hook(box, {"transcript_path": str(gone)}).notes
     assert note.startswith(f"could not import {gone}: ")
+
+
+def test_the_resume_path_reads_under_one_gate(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No check-then-read race: the hook's resume context is one gated read of the store
+    (``readable_history``), never ``thread_allowed`` followed by a second, ungated read — so a
+    quarantine committing between them can never let the thread through."""
+    box.import_transcripts("claude-code", [TRANSCRIPT])
+    channel = claude_code_channel(SESSION)
+    reads: list[str] = []
+    gated = box.store.readable_history
+
+    def readable_history(name: str) -> list[object]:
+        reads.append(name)
+        return gated(name)  # type: ignore[return-value]
+
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the resume path read the thread outside its one gated read")
+
+    monkeypatch.setattr(box.store, "readable_history", readable_history)
+    for name in ("thread_allowed", "iter_messages", "messages"):
+        if hasattr(box.store, name):
+            monkeypatch.setattr(box.store, name, forbidden)
+    text = session_start_text(box, channel)
+    assert reads == [channel] and channel in text

@@ -1,5 +1,6 @@
 """The privacy gate, differentially (#12 acceptance, DESIGN §5): a query that matches only
-quarantined or excluded canaries gives, on every verb and every interface — Python, CLI text and
+quarantined or excluded canaries — in sessions, transcripts, memory entries, knowledge documents
+and code files — gives, on every verb and every interface — Python, CLI text and
 ``--json``, MCP over stdio, stderr and the log — exactly the output of a query matching nothing,
 byte for byte once the query's own echo is replaced. Unknown and denied ids, handles and
 channels give the same output too.
@@ -30,6 +31,14 @@ from recallbox.mcp_server import build_server
 QUARANTINED = "CANARYQ-7f3a"
 EXCLUDED = "CANARYX-9d2b"
 PER_CALL = "CANARYP-1c4e"
+#: Canaries of the curated and code domains: in memory entries (``MEMORY.md`` excluded), in an
+#: excluded knowledge document and in an excluded code file.
+MEMORY_C = "CANARYM-3e5f"
+DOC_C = "CANARYK-8a1b"
+CODE_C = "CANARYC-2d6f"
+CANARIES = (QUARANTINED, EXCLUDED, MEMORY_C, DOC_C, CODE_C)
+SECRET_DOC = "secret-notes.md"
+SECRET_CODE = "secret_mod.py"
 NOTHING = "NOTHING-00x0"
 ECHO = "<QUERY>"
 SESSION_X = "11111111-2222-4333-8444-555555555555"
@@ -103,15 +112,29 @@ def world() -> Iterator[World]:
             )
             (channel,) = report.files[0].channels  # keyed by file stem or session id
             excluded = box.messages(channel)[0]
+            box.remember(f"the release build needs {MEMORY_C} set", type="pitfall")
+            box.add_document(f"# Notes\n\n## Builds\n\nThe tag is {DOC_C}.\n", SECRET_DOC)
+            box.add_document("# Public\n\n## Deploys\n\nDeploy billing daily.\n", "public.md")
+            repo = root / "repo"
+            repo.mkdir()
+            (repo / SECRET_CODE).write_text(
+                f'def build_tag():\n    """{CODE_C} is the build tag."""\n    return 1\n', "utf-8"
+            )
+            (repo / "public_mod.py").write_text("def deploy():\n    return 2\n", "utf-8")
+            box.index_code(repo, scope="repo")
+            for canary, domain in ((MEMORY_C, "memory"), (DOC_C, "knowledge"), (CODE_C, "code")):
+                found = box.recall(canary, domains=[domain]).buckets[domain].hits
+                assert found, f"{canary} is not found in {domain} before the policy"
             box.quarantine("vault")
             box.exclude_source("secret-session.jsonl")
+            box.exclude_source("MEMORY.md")
+            box.exclude_source(SECRET_DOC)
+            box.exclude_source(SECRET_CODE)
             assert stored.handle is not None and sourced.handle is not None
         yield World(db, secret.id, excluded.id, channel, stored.handle, sourced.handle)
 
 
-def same(
-    produce: Callable[[str], Any], canaries: tuple[str, ...] = (QUARANTINED, EXCLUDED)
-) -> None:
+def same(produce: Callable[[str], Any], canaries: tuple[str, ...] = CANARIES) -> None:
     """``produce(query)`` for each canary equals ``produce(NOTHING)``, echoes replaced."""
     baseline = _normal(produce(NOTHING), NOTHING)
     for canary in canaries:
@@ -138,23 +161,25 @@ def test_every_python_verb(world: World) -> None:
     with recallbox.open(world.db) as box:
         same(lambda q: box.search_memory(q))
         same(lambda q: box.search_memory(q, "ops"))
-        for domain in ("sessions", "transcripts"):
+        for domain in ("memory", "knowledge", "sessions", "transcripts", "code"):
             same(lambda q, d=domain: [h.id for h in box.search(q, domain=d)])
+            same(lambda q, d=domain: box.recall(q, domains=[d]).to_json())
         same(lambda q: box.recall(q).render())
         same(lambda q: box.recall(q).to_json())
         same(lambda q: box.recall(q, allow_embed=True).render())
         # a per-call exclusion denies as the stored policy does
         same(
             lambda q: box.recall(q, excluded=["percall-session.jsonl"]).render(),
-            (QUARANTINED, EXCLUDED, PER_CALL),
+            (*CANARIES, PER_CALL),
         )
         same(
             lambda q: box.search(q, domain="transcripts", excluded=["percall-session.jsonl"]),
             (PER_CALL,),
         )
-        optional = [getattr(box, name, None) for name in ("recall_context", "memory_injection")]
-        for verb in (v for v in optional if v is not None):  # #10's verbs, once they land
-            same(lambda q, v=verb: str(v(q)))
+        same(lambda q: str(box.recall_context(q)))
+        same(lambda q: str(box.recall_context(q, source=SECRET_DOC)))
+        same(lambda q: str(box.recall_context(q, source="public.md")))
+        same(lambda q: box.memory_injection(q))
 
 
 def test_denied_ids_handles_and_channels_read_like_unknown_ones(world: World) -> None:
@@ -190,8 +215,10 @@ def test_the_hit_log_learns_nothing_from_a_denied_match(world: World, tmp_path: 
     copy.write_bytes(world.db.read_bytes())
     with recallbox.open(copy) as box:
         before = box.hit_stats().rows
-        for query in (QUARANTINED, EXCLUDED):
+        for query in CANARIES:
             box.recall(query)
+            box.recall_context(query)
+            box.recall_context(query, source=SECRET_DOC)
             box.search(query)
             box.search_memory(query, "ops")
         assert box.hit_stats().rows == before
@@ -216,6 +243,10 @@ def test_every_cli_command(world: World) -> None:
         ["search", "{q}", "--domain", "transcripts"],
         ["recall", "{q}"],
         ["recall", "{q}", "--domains", "sessions,transcripts"],
+        ["recall", "{q}", "--domains", "memory,knowledge,code"],
+        ["search", "{q}", "--domain", "memory"],
+        ["search", "{q}", "--domain", "knowledge"],
+        ["search", "{q}", "--domain", "code"],
     ]
     for command in commands:
         for flags in ([], ["--json"]):
@@ -263,6 +294,9 @@ def mcp_session(world: World, query: str, tmp_path: Path) -> tuple[list[Any], st
                     ("search_memory", {"query": query, "channel": "ops"}),
                     ("recall", {"query": query}),
                     ("recall", {"query": query, "domains": ["sessions", "transcripts"]}),
+                    ("recall", {"query": query, "domains": ["memory", "knowledge", "code"]}),
+                    ("recall_context", {"query": query}),
+                    ("recall_context", {"query": query, "source": SECRET_DOC}),
                     ("read_message", {"message_id": denied.get(query, world.unknown_id)}),
                     ("expand", {"handle": handles.get(query, world.unknown_handle)}),
                 ]
@@ -288,7 +322,7 @@ def mcp_session(world: World, query: str, tmp_path: Path) -> tuple[list[Any], st
 
 def test_mcp_over_stdio_and_its_stderr(world: World, tmp_path: Path) -> None:
     baseline, base_err = mcp_session(world, NOTHING, tmp_path)
-    for canary in (QUARANTINED, EXCLUDED):
+    for canary in CANARIES:
         results, err = mcp_session(world, canary, tmp_path)
         assert results == baseline, canary
         assert _lines(err) == _lines(base_err), canary
@@ -322,6 +356,7 @@ def test_the_in_process_log_says_nothing_more(world: World) -> None:
                     async with Client(build_server(box=box)) as client:
                         await client.call_tool("recall", {"query": query})
                         await client.call_tool("search_memory", {"query": query})
+                        await client.call_tool("recall_context", {"query": query})
 
                 anyio.run(go)
         finally:
@@ -330,5 +365,5 @@ def test_the_in_process_log_says_nothing_more(world: World) -> None:
         return [line.replace(query, ECHO) for line in handler.lines]
 
     baseline = logged(NOTHING)
-    for canary in (QUARANTINED, EXCLUDED):
+    for canary in CANARIES:
         assert logged(canary) == baseline

@@ -6,7 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from recallbox.text.windows import clip
 from recallbox.types import Hit
+
+#: The most of the query ``to_json`` echoes (a 100 000-character query must not make the JSON
+#: result 100 000 characters; ``query_chars`` gives its length).
+QUERY_ECHO_MAX_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +51,11 @@ class BucketedRecall:
         return self.rendered
 
     def to_json(self) -> dict[str, Any]:
-        """The whole result as JSON values: query, budget, every bucket with its hits, text."""
+        """The whole result as JSON values: the query (cut to :data:`QUERY_ECHO_MAX_CHARS`),
+        its length, the budget, every bucket with its hits, the text."""
         return {
-            "query": self.query,
+            "query": clip(self.query, QUERY_ECHO_MAX_CHARS),
+            "query_chars": len(self.query),
             "budget_chars": self.budget_chars,
             "buckets": [_bucket_json(bucket) for bucket in self.buckets.values()],
             "text": self.rendered,

@@ -25,6 +25,7 @@ from recallbox.cli.commands import (
     recall,
     search,
     threads,
+    ui,
 )
 from recallbox.cli.shared import (
     DB_HELP,
@@ -106,6 +107,7 @@ for _module in (
     knowledge,
     code,
     recall,
+    ui,
 ):
     _module.register(cli)
 

@@ -105,3 +105,25 @@ def test_a_missing_database_is_refused_not_created(tmp_path: Path, run, command:
     db = tmp_path / "typo" / "x.db"
     r = run("--db", str(db), *command)
     assert r.code == 1 and "no database at" in r.error_line and not db.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["recall", "{big}"],
+        ["resume", "{big}"],
+        ["expand", "{big}"],
+        ["recall", "billing", "--scope", "{big}"],
+    ],
+)
+def test_huge_arguments_stay_under_the_cap(db: str, run, command: list[str]) -> None:
+    """A 100 000-character argument is never echoed whole, in text or ``--json`` (cli-smoke)."""
+    seed(db)
+    big = "x" * 100_000
+    args = [a.format(big=big) for a in command]
+    for flags in ([], ["--json"]):
+        r = run("--db", db, *args, *flags)
+        assert r.code in (0, 1), r.out[:200]
+        assert len(r.out) <= 12_001 and len(r.err) <= 12_001
+        if flags:
+            assert r.json()

@@ -148,3 +148,14 @@ def test_search_text_shows_rank_time_author_and_neighbours_never_a_score(db: str
     (hit,) = run("--db", db, "search", "smoky lapsang", "--json").json()
     assert hit["participant"] == "Bob" and [n["offset"] for n in hit["neighbours"]] == [-1, 1]
     assert hit["explain"]["fused"] > 0
+
+
+def test_a_real_match_never_prints_a_zero_score(db: str, run) -> None:
+    """#17 item 6: ``search`` prints each hit's rank and raw legs, never ``0.00`` for a match."""
+    run("--db", db, "append", "a", "user", "walrus walrus")
+    run("--db", db, "append", "b", "user", "a walrus and many other words here")
+    r = run("--db", db, "search", "walrus")
+    assert r.code == 0 and r.out.startswith("1. m_") and "\n2. m_" in r.out
+    legs = re.findall(r"bm25=(\S+?)[ )]", r.out)
+    assert len(legs) == 2 and all(float(v) != 0 for v in legs), r.out
+    assert "score=" not in r.out

@@ -9,6 +9,7 @@ import click
 from recallbox.cli.shared import (
     RecallboxCommand,
     RecallboxGroup,
+    clip,
     emit_json,
     json_option,
     jsonable,
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET_CHARS = 12_000
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_STATS_TOP = 10
+#: The most of the channel ``resume --json`` echoes (the text's checkpoint names it, cut too).
+CHANNEL_ECHO_MAX_CHARS = 200
 DOMAIN_NAMES = ("memory", "knowledge", "sessions", "transcripts", "code")
 
 
@@ -120,7 +123,7 @@ def resume(
     with open_box(ctx) as box:
         text = box.resume_context(channel, context_window=context_window, budget_chars=budget)
     if as_json:
-        emit_json({"channel": channel, "text": text})
+        emit_json({"channel": clip(channel, CHANNEL_ECHO_MAX_CHARS), "text": text})
     else:
         click.echo(text)
 

@@ -29,6 +29,11 @@ def embedder_option(default: str | None) -> Callable[[F], F]:
     )
 
 
+#: Three significant digits: BM25 of a small corpus is ~1e-6, which ``.2f`` printed as 0.00
+#: (#17 item 6: a real match never shows a zero).
+LEG_FORMAT = ".3g"
+
+
 #: A neighbour line shows at most this many characters of its text.
 NEIGHBOUR_LINE_CHARS = 160
 
@@ -68,9 +73,9 @@ def render_hits(hits: list[Hit], *, explain: bool = False) -> str:
         legs = []
         bm25 = hit.explain.get("bm25")
         if isinstance(bm25, float | int) and hit.keyword is not None:
-            legs.append(f"bm25={bm25:.2f}")
+            legs.append(f"bm25={bm25:{LEG_FORMAT}}")
         if hit.vector is not None:
-            legs.append(f"vector={hit.vector:.3f}")
+            legs.append(f"vector={hit.vector:{LEG_FORMAT}}")
         head.append(f"({' '.join(legs) or 'no legs'})")
         lines.append(" ".join(head))
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
