@@ -163,12 +163,34 @@ class Hit:
     library)."""
     explain: Mapping[str, float | str] = field(default_factory=dict, hash=False)
     """How the score came about (DESIGN §4.2): ``bm25`` (the raw keyword score ``s``),
-    ``keyword`` (``k``), ``vector`` (``v``) when present, ``fused`` (the score) and ``leg``
-    (``"keyword"`` or ``"vector"``, the leg that carried it); see ``recallbox.ranking.fusion``."""
+    ``keyword`` (``k``), ``vector`` (``v``) when present, ``fused`` (the hybrid score) and
+    ``leg`` (``"keyword"`` or ``"vector"``, the leg that carried it); see
+    ``recallbox.ranking.fusion``. ``sessions`` adds each ranking signal the score was combined
+    from (``context``, ``neighbour``, ``episode``, ``episode_doc``, ``participant``, ``date``; an absent one is
+    left out, renormalised away) and ``score`` (``recallbox.ranking.signals``, #21)."""
+    participant: str | None = None
+    """``sessions``: who wrote it — the ``Name:`` a chat transcript writes at the start of its
+    content, else its role (#21)."""
+    neighbours: tuple[Neighbour, ...] = ()
+    """``sessions``: the messages just before and after it in its episode (its sitting: no
+    ``created_at`` gap over an hour), oldest first, for the first hits of a search (#21)."""
     stale: bool = False
     """``code``: the symbol's file changed on disk since it was indexed."""
     callers: tuple[str, ...] = ()
     """``code``: ids of the symbols that call this one (resolved calls)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A message next to a hit in its episode (``Hit.neighbours``): ``offset`` is its place
+    relative to the hit by ``seq`` (−1: just before), ``text`` its beginning (≤ 240 chars)."""
+
+    id: str
+    offset: int
+    role: str
+    participant: str | None
+    created_at: datetime
+    text: str
 
 
 @dataclass(frozen=True, slots=True)

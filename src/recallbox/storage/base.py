@@ -34,6 +34,7 @@ from recallbox.storage.base_code import CodeStore
 from recallbox.storage.capability import protocol_members, require
 from recallbox.storage.curated import KnowledgeStore, MemoryStore
 from recallbox.storage.deadline import Deadline
+from recallbox.storage.episode_reads import EpisodeReads
 from recallbox.storage.queries import (
     CORPUS_CODE_SYMBOL,
     CORPUS_MEMORY_ENTRY,
@@ -406,6 +407,7 @@ class Store(
     Health,
     ToolOutputStore,
     CodeStore,
+    EpisodeReads,
     Protocol,
 ):
     """A complete backend: every concern above."""
@@ -432,6 +434,7 @@ PROTOCOLS: tuple[type, ...] = (
     Health,
     ToolOutputStore,
     CodeStore,
+    EpisodeReads,
 )
 
 
@@ -451,6 +454,7 @@ __all__ = [
     "DocumentWrite",
     "EmbedTarget",
     "EmbeddingSpace",
+    "EpisodeReads",
     "Health",
     "HitLog",
     "HitRow",

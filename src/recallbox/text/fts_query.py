@@ -30,7 +30,7 @@ No input string raises here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from recallbox.storage.queries import LexicalQuery
 from recallbox.text.cjk import has_cjk, segment
@@ -65,13 +65,16 @@ class FtsQuery:
     ``lexical`` is what a store searches: one phrase per word of ``terms`` (query order).
     ``terms`` are the kept words (excerpts centre on them); ``literals`` the identifier words
     to recheck. ``symbols``: when no word holds a letter or digit, the words made only of
-    symbols (``🚀``), searched literally instead (excerpts centre on them).
+    symbols (``🚀``), searched literally instead (excerpts centre on them); ``text`` the
+    normalised query it was built from (the ranking signals read the participants and dates
+    it names, #21; not compared).
     """
 
     lexical: LexicalQuery = NOTHING
     terms: tuple[str, ...] = ()
     literals: tuple[str, ...] = ()
     symbols: tuple[str, ...] = ()
+    text: str = field(default="", compare=False)
 
     @property
     def is_empty(self) -> bool:
@@ -135,11 +138,12 @@ def build_fts_query(query: str) -> FtsQuery:
     """Build the keyword query for ``query`` (see the module docstring); never raises."""
     if not isinstance(query, str):
         return FtsQuery()
+    text = normalize_text(query).strip()
     words = query_words(query)
     content = [w for w in words if w.casefold() not in STOPWORDS_EN]
     kept = (content or words)[:MAX_QUERY_TERMS]
     if not kept:
-        return FtsQuery(symbols=symbol_words(query))
+        return FtsQuery(symbols=symbol_words(query), text=text)
     lexical = LexicalQuery(tuple(phrase_of(w) for w in kept))
     literals = tuple(w for w in kept if is_identifier(w))
-    return FtsQuery(lexical, tuple(kept), literals)
+    return FtsQuery(lexical, tuple(kept), literals, text=text)

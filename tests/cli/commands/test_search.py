@@ -228,6 +228,30 @@ def test_cli_smoke_cases_print_a_json_error(
         Path(target).write_text("this is not a database\n")
     r = run("--db", target, *args, "--json")
     assert r.code == code and r.json()["code"] == code and says in r.json()["error"]
+
+
+def test_search_text_shows_rank_time_author_and_neighbours_never_a_score(db: str, run) -> None:
+    for role, text in (
+        ("user", "Ann: which tea do you like?"),
+        ("assistant", "Bob: a smoky lapsang, always"),
+        ("user", "Ann: noted, thanks"),
+    ):
+        run("--db", db, "append", "chat", role, text)
+    r = run("--db", db, "search", "smoky lapsang", "--channel", "chat")
+    head, body, before, after = r.out.splitlines()[:4]
+    assert r.code == 0 and head.startswith("1. m_") and "[chat]" in head
+    assert head.split(" (bm25=")[0].endswith("Bob (assistant)") and "+00:00" in head  # raw legs
+    assert body == "    Bob: a smoky lapsang, always"
+    assert before.startswith("    ↑ m_") and before.endswith("(user) Ann: which tea do you like?")
+    assert after.startswith("    ↓ m_") and "noted, thanks" in after
+    assert "k=" not in r.out and "score" not in r.out
+    explained = run("--db", db, "search", "smoky lapsang", "--channel", "chat", "--explain").out
+    assert "    explain: fused=" in explained and "score=" in explained
+    (hit,) = run("--db", db, "search", "smoky lapsang", "--json").json()
+    assert hit["participant"] == "Bob" and [n["offset"] for n in hit["neighbours"]] == [-1, 1]
+    assert hit["explain"]["fused"] > 0
+
+
 def test_a_real_match_never_prints_a_zero_score(db: str, run) -> None:
     """#17 item 6: ``search`` prints each hit's rank and raw legs, never ``0.00`` for a match."""
     run("--db", db, "append", "a", "user", "walrus walrus")

@@ -41,22 +41,57 @@ def embedder_option(default: str | None) -> Callable[[F], F]:
 LEG_FORMAT = ".3g"
 
 
-def render_hits(hits: list[Hit]) -> str:
-    """Text rendering of ranked hits: a header line per hit (its rank and its raw legs — never
-    the min-max keyword score, DESIGN §4.2), then its text indented."""
+#: A neighbour line shows at most this many characters of its text.
+NEIGHBOUR_LINE_CHARS = 160
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _explain(hit: Hit) -> str:
+    parts = [f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in hit.explain.items()]
+    return "    explain: " + " ".join(parts)
+
+
+def render_hits(hits: list[Hit], *, explain: bool = False) -> str:
+    """Text rendering of ranked hits: a header line per hit — its rank, id, thread, time, who
+    wrote it and its raw legs (never the min-max keyword score, DESIGN §4.2) — then its text
+    indented and its episode's neighbours (``↑`` before, ``↓`` after); ``explain`` adds each
+    leg and signal (``Hit.explain``)."""
     if not hits:
         return "no hits"
     lines: list[str] = []
     for rank, hit in enumerate(hits, start=1):
+        head = [f"{rank}.", hit.id]
+        lines_of = f":{hit.lines[0]}-{hit.lines[1]}" if hit.lines else ""
+        if hit.channel is not None:
+            head.append(f"[{hit.channel}]")
+            if hit.source:
+                head.append(hit.source + lines_of)
+        elif hit.source:
+            head.append(f"[{hit.source}]{lines_of}")
+        if hit.created_at is not None:
+            head.append(hit.created_at.isoformat(timespec="minutes"))
+        who = hit.participant or hit.role
+        if who:
+            head.append(who if not hit.role or who == hit.role else f"{who} ({hit.role})")
         legs = []
         bm25 = hit.explain.get("bm25")
         if isinstance(bm25, float | int) and hit.keyword is not None:
             legs.append(f"bm25={bm25:{LEG_FORMAT}}")
         if hit.vector is not None:
             legs.append(f"vector={hit.vector:{LEG_FORMAT}}")
-        where = hit.channel if hit.channel is not None else hit.source
-        lines.append(f"{rank}. {hit.id} [{where}] {hit.role or ''} ({' '.join(legs) or 'no legs'})")
+        head.append(f"({' '.join(legs) or 'no legs'})")
+        lines.append(" ".join(head))
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
+        for n in hit.neighbours:
+            mark = "↑" if n.offset < 0 else "↓"
+            text = _one_line(n.text, NEIGHBOUR_LINE_CHARS)
+            lines.append(f"    {mark} {n.id} ({n.role}) {text}")
+        if explain:
+            lines.append(_explain(hit))
     return "\n".join(lines)
 
 
@@ -80,6 +115,7 @@ def render_hits(hits: list[Hit]) -> str:
     help="At most this many hits.",
 )
 @click.option("--no-embed", is_flag=True, help="Keyword ranking only (no embedder call).")
+@click.option("--explain", is_flag=True, help="Also print each leg and ranking signal.")
 @embedder_option(None)
 @json_option
 @click.pass_context
@@ -91,6 +127,7 @@ def search(
     scope: str | None,
     limit: int,
     no_embed: bool,
+    explain: bool,
     embedder: str | None,
     as_json: bool,
 ) -> None:
@@ -110,7 +147,7 @@ def search(
     if as_json:
         emit_json(hits)
     else:
-        click.echo(render_hits(hits))
+        click.echo(render_hits(hits, explain=explain))
 
 
 @click.command("search-memory", cls=RecallboxCommand)

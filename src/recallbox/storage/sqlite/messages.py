@@ -335,8 +335,9 @@ class ThreadMixin:
         if not ids:
             return {}
         sql = (
-            "SELECT m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at "
-            f"FROM {MESSAGES.keys_from} WHERE {MESSAGES.rule}{narrow.sql}"
+            "SELECT m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at, "
+            f"g.uid, m.seq FROM {MESSAGES.keys_from} "
+            f"JOIN generations g ON g.id = m.generation_id WHERE {MESSAGES.rule}{narrow.sql}"
         )
         with self.pool.reading() as conn:
             rows: list[Any] = conn.execute(sql, (MESSAGES.keys(ids), *narrow.params)).fetchall()
@@ -348,6 +349,8 @@ class ThreadMixin:
                 content=str(r[3]),
                 content_hash=str(r[4]),
                 created_at=datetime.fromisoformat(str(r[5])),
+                generation=str(r[6]),
+                seq=int(r[7]),
             )
             for r in rows
         }

@@ -10,6 +10,7 @@
 | ``VectorIndex`` | ``vector_index.py`` (same corpora; ``vectors.py`` is sqlite-vec) |
 | ``ImportLedger`` | ``imports.py`` |
 | ``TranscriptChunks`` | ``chunks.py`` |
+| ``EpisodeReads`` | ``episodes.py`` |
 | ``KnowledgeStore`` | ``sections.py`` |
 | ``MemoryStore`` | ``memory.py`` |
 | ``CodeStore`` | ``code.py`` |
@@ -30,6 +31,7 @@ from recallbox.storage.sqlite.backlog import BacklogIndexer
 from recallbox.storage.sqlite.chunks import ChunksMixin
 from recallbox.storage.sqlite.code import CodeMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.episodes import EpisodeMixin
 from recallbox.storage.sqlite.hitlog import HitLogMixin
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.keyword import KeywordMixin
@@ -50,6 +52,7 @@ class SQLiteStore(
     VectorMixin,
     ImportLedgerMixin,
     ChunksMixin,
+    EpisodeMixin,
     KnowledgeMixin,
     MemoryMixin,
     HitLogMixin,
