@@ -74,7 +74,7 @@ def crash_series(kind: str, root: Path, kills: int, *, seed: int = 0) -> CrashRe
         attempt += 1
         env.runs += 1
         job.before_run(env)
-        child = spawn(kind, env.db, work, writer=f"k{attempt}", acks=acks)
+        child = spawn(kind, env.db, work, writer=f"{job.tag}{attempt}", acks=acks)
         child.wait_ready()
         time.sleep(rng.uniform(0, result.window_s))
         alive = child.proc.poll() is None

@@ -92,6 +92,8 @@ class JobKind:
     """Params of the run that completes the job after the kills (it must exit 0)."""
     loops: bool = False
     """Runs until killed (kill points are drawn over a fixed window, not a calibrated run)."""
+    tag: str = "z"
+    """Lower-case letters that start this kind's writer names (and so its markers)."""
 
 
 def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
@@ -164,7 +166,7 @@ def check_batches(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) ->
             words = {m.content.split(" ", 1)[0] for m in box.messages(thread.channel)}
             batches: dict[tuple[str, int], int] = {}
             for word in words:
-                if word.startswith("w") and "x" in word:
+                if word.startswith("wb") and "x" in word:
                     writer, n = word[1:].rsplit("x", 1)
                     key = (writer, int(n) // APPEND_BATCH)
                     batches[key] = batches.get(key, 0) + 1
@@ -274,10 +276,10 @@ def _holder(work: Path) -> Callable[[Any], None]:
     transaction), creates ``holding`` and waits for ``released``: readers run meanwhile."""
     held = False
 
-    def progress(_state: Any) -> None:
+    def progress(state: Any) -> None:
         nonlocal held
-        if held:
-            return
+        if held or not state.records or state.bytes_done >= state.bytes_total:
+            return  # hold only mid-file: inside the file's write transaction
         held = True
         (work / "holding").touch()
         deadline = time.monotonic() + HOLD_TIMEOUT_S
@@ -381,22 +383,27 @@ def run_reader(ctx: JobContext) -> None:
 JOB_KINDS: dict[str, JobKind] = {
     kind.name: kind
     for kind in (
-        JobKind("append", "python", run_append, complete_params={"count": 20}, loops=True),
+        JobKind("append", "python", run_append, complete_params={"count": 20}, loops=True, tag="a"),
         JobKind("append_many", "python", run_append_many, check=check_batches,
-                complete_params={"count": 4}, loops=True),
-        JobKind("append_cli", "cli", run_append_cli, complete_params={"count": 2}, loops=True),
-        JobKind("compact", "python", run_compact, complete_params={"count": 3}, loops=True),
-        JobKind("embed", "python", run_embed, before_run=prepare_embed, check=check_embedded),
-        JobKind("embed_cli", "cli", run_embed_cli, before_run=prepare_embed, check=check_embedded),
+                complete_params={"count": 4}, loops=True, tag="b"),
+        JobKind("append_cli", "cli", run_append_cli, complete_params={"count": 2}, loops=True, tag="l"),
+        JobKind("compact", "python", run_compact, complete_params={"count": 3}, loops=True,
+                tag="c"),
+        JobKind("embed", "python", run_embed, before_run=prepare_embed, check=check_embedded,
+                tag="e"),
+        JobKind("embed_cli", "cli", run_embed_cli, before_run=prepare_embed, check=check_embedded,
+                tag="f"),
         *(
             JobKind(f"import_{fmt.replace('-', '_')}", "python", run_import,
                     before_run=grow_transcripts(fmt), check=check_import(fmt),
-                    complete_params={"format": fmt})
+                    complete_params={"format": fmt}, tag="i" + fmt[0])
             for fmt in ("claude-code", "codex", "openai")
         ),
         JobKind("import_cli", "cli", run_import_cli, before_run=grow_transcripts("claude-code"),
-                check=check_import("claude-code"), complete_params={"format": "claude-code"}),
-        JobKind("reader", "python", run_reader, loops=True, complete_params={"count": 8}),
+                check=check_import("claude-code"), complete_params={"format": "claude-code"},
+                tag="m"),
+        JobKind("reader", "python", run_reader, loops=True, complete_params={"count": 8},
+                tag="r"),
     )
 }
 """Every job kind, by name. A later domain adds its entry here (see the module docstring)."""
