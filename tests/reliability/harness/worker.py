@@ -17,13 +17,18 @@ READY = "ready"
 def main(argv: list[str]) -> int:
     kind, db, work, acks, writer, params = argv
     job = JOB_KINDS[kind]
+    args = json.loads(params)
+    if "busy_ms" in args:  # a reader that must not wait: fail fast instead of after 30 s
+        from recallbox.storage.sqlite import connection
+
+        connection.BUSY_TIMEOUT_MS = int(args["busy_ms"])
 
     def ready() -> None:
         sys.stdout.write(READY + "\n")
         sys.stdout.flush()
 
     with AckLog(Path(acks)) as ack:
-        job.run(JobContext(Path(db), Path(work), ack, writer, json.loads(params), ready))
+        job.run(JobContext(Path(db), Path(work), ack, writer, args, ready))
     return 0
 
 
