@@ -9,6 +9,7 @@ A new verb that takes text adds one line to :data:`QUERY_VERBS`.
 from __future__ import annotations
 
 import json
+import os
 import string
 import tempfile
 from collections.abc import Callable, Iterator
@@ -26,8 +27,8 @@ from recallbox.limits import DEPTH_REASON, MAX_JSON_DEPTH, MAX_RECORD_BYTES, SIZ
 from reliability.harness import corpus
 from reliability.harness.watchdog import watchdog
 
-EXAMPLES = 60
-"""Hypothesis examples per property in CI (the long run draws many more)."""
+EXAMPLES = int(os.environ.get("RECALLBOX_HOSTILE_EXAMPLES", "60"))
+"""Hypothesis examples per property: 60 in CI; ``benchmarks/reliability.py`` draws more."""
 HIT_TEXT_MAX_CHARS = 800
 FTS_TRAPS = (
     '"', '""', "NEAR(", "NEAR(a b, 2)", "AND", "OR", "NOT", "*", "^", "a:b", "-x", "(", ")",
