@@ -43,8 +43,9 @@ SECTIONS = ("concurrency", "held_import", "crash", "faults", "hostile", "canarie
 
 
 def _commit() -> str:
-    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
     return done.stdout.strip()
 
 
@@ -108,8 +109,9 @@ def crash(root: Path, kills: int, kinds: list[str]) -> dict[str, Any]:
             "seconds": round(time.monotonic() - started, 1),
             "problems": result.problems,
         }
-        print(f"crash {kind}: {out[kind]['kills']} kills, {len(result.problems)} problems",
-              flush=True)
+        print(
+            f"crash {kind}: {out[kind]['kills']} kills, {len(result.problems)} problems", flush=True
+        )
     return out
 
 
@@ -118,7 +120,11 @@ def _pytest(path: str, *extra: str, env: dict[str, str] | None = None) -> dict[s
     report = Path(tempfile.mkdtemp()) / "report.txt"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", path, "-q", "-p", "no:cacheprovider", "-rA", *extra],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})}, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
     )
     report.write_text(done.stdout)
     outcomes: dict[str, list[str]] = {"PASSED": [], "XFAIL": [], "FAILED": [], "ERROR": []}
@@ -141,9 +147,10 @@ def faults() -> dict[str, Any]:
 
 def hostile(examples: int) -> dict[str, Any]:
     count = Path(tempfile.mkdtemp()) / "count"
-    outcomes = _pytest("tests/reliability/test_hostile.py",
-                       env={"RECALLBOX_HOSTILE_EXAMPLES": str(examples),
-                            "RECALLBOX_HOSTILE_COUNT": str(count)})
+    outcomes = _pytest(
+        "tests/reliability/test_hostile.py",
+        env={"RECALLBOX_HOSTILE_EXAMPLES": str(examples), "RECALLBOX_HOSTILE_COUNT": str(count)},
+    )
     return {
         "examples_per_property": examples,
         "hostile_calls": int(count.read_text()) if count.exists() else 0,
@@ -155,18 +162,23 @@ def hostile(examples: int) -> dict[str, Any]:
 
 def canaries(root: Path, threads: int, per_thread: int, queries: int) -> dict[str, Any]:
     planted = plant(root, threads=threads, per_thread=per_thread, seed=15)
-    out: dict[str, Any] = {"messages": planted.messages, "canaries": len(planted.canaries),
-                           "denied_messages": len(planted.denied_ids), "surfaces": {}}
+    out: dict[str, Any] = {
+        "messages": planted.messages,
+        "canaries": len(planted.canaries),
+        "denied_messages": len(planted.denied_ids),
+        "surfaces": {},
+    }
     problems: list[str] = []
     for surface in SURFACES:
         n = max(2, queries // 4) if surface.name.startswith("cli") else queries
         chosen = planted.queries(random.Random(surface.name), n)
-        result = scan(planted, surface.outputs(planted, chosen), tier=surface.tier,
-                      queries=chosen)
+        result = scan(planted, surface.outputs(planted, chosen), tier=surface.tier, queries=chosen)
         compared = same_as_nothing(planted, surface, chosen[:3]) if surface.compare else []
-        out["surfaces"][surface.name] = {"outputs_scanned": result.outputs,
-                                         "leaks": len(result.leaks),
-                                         "differs_from_no_match": len(compared)}
+        out["surfaces"][surface.name] = {
+            "outputs_scanned": result.outputs,
+            "leaks": len(result.leaks),
+            "differs_from_no_match": len(compared),
+        }
         problems += result.leaks + compared
     out["outputs_scanned"] = sum(s["outputs_scanned"] for s in out["surfaces"].values())
     out["problems"] = problems
@@ -206,10 +218,14 @@ def main() -> int:
             elif section == "hostile":
                 results[section] = hostile(args.examples)
             else:
-                results[section] = canaries(work, args.canary_threads, args.canary_per_thread,
-                                            args.canary_queries)
-            results[section]["run"] = {"commit": _commit(), "seconds": round(
-                time.monotonic() - started, 1), "parameters": vars(args) | {"out": str(args.out)}}
+                results[section] = canaries(
+                    work, args.canary_threads, args.canary_per_thread, args.canary_queries
+                )
+            results[section]["run"] = {
+                "commit": _commit(),
+                "seconds": round(time.monotonic() - started, 1),
+                "parameters": vars(args) | {"out": str(args.out)},
+            }
             print(f"{section}: done in {results[section]['run']['seconds']} s", flush=True)
     document = {
         "benchmark": "reliability (#15)",

@@ -193,9 +193,12 @@ def test_an_io_error_mid_write_fails_that_write_only(db_path: Path, fail: tuple[
     kind, at = fail
     plan = faults.FaultPlan(**{f"fail_{kind}_at": at})
     batch = [{"role": "user", "content": f"batch item{i} " + "z" * 3000} for i in range(8)]
-    with faults.failing_io(plan), recallbox.open(db_path) as box:
-        with pytest.raises(recallbox.StoreUnavailable, match=DISK):
-            box.append_many("t1", batch)
+    with (
+        faults.failing_io(plan),
+        recallbox.open(db_path) as box,
+        pytest.raises(recallbox.StoreUnavailable, match=DISK),
+    ):
+        box.append_many("t1", batch)
     assert plan.failed >= 1
     all_present(db_path, ids)
     with recallbox.open(db_path) as box:

@@ -31,10 +31,39 @@ EXAMPLES = int(os.environ.get("RECALLBOX_HOSTILE_EXAMPLES", "60"))
 """Hypothesis examples per property: 60 in CI; ``benchmarks/reliability.py`` draws more."""
 HIT_TEXT_MAX_CHARS = 800
 FTS_TRAPS = (
-    '"', '""', "NEAR(", "NEAR(a b, 2)", "AND", "OR", "NOT", "*", "^", "a:b", "-x", "(", ")",
-    "{a b}", 'content_seg:"x"', "\x00", "\ud800", "\U0001f4a5", "中文检索", "ｆｕｌｌ", " " * 50,
-    "deploy_staging", "pg-primary-9", "/etc/passwd", "'; DROP TABLE messages; --", "%", "_",
-    "\\", "\u202e", "a" * 5000, "\n\n\n", "m_0123456789abcdef", "[message_id=m_1]",
+    '"',
+    '""',
+    "NEAR(",
+    "NEAR(a b, 2)",
+    "AND",
+    "OR",
+    "NOT",
+    "*",
+    "^",
+    "a:b",
+    "-x",
+    "(",
+    ")",
+    "{a b}",
+    'content_seg:"x"',
+    "\x00",
+    "\ud800",
+    "\U0001f4a5",
+    "中文检索",
+    "ｆｕｌｌ",
+    " " * 50,
+    "deploy_staging",
+    "pg-primary-9",
+    "/etc/passwd",
+    "'; DROP TABLE messages; --",
+    "%",
+    "_",
+    "\\",
+    "\u202e",
+    "a" * 5000,
+    "\n\n\n",
+    "m_0123456789abcdef",
+    "[message_id=m_1]",
 )
 hostile_text = st.one_of(
     st.text(st.characters(exclude_categories=()), max_size=200),
@@ -82,8 +111,12 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[recallbox.Box]:
     with recallbox.open(db, embedder="hash") as box:
         for i in range(40):
             box.append(f"t{i % 4}", "user", f"deploy staging item{i} 中文检索 pg-primary-9")
-        box.append("t0", "assistant", "", tool_calls=[{"id": "c", "name": "Bash",
-                                                        "arguments": {"command": "ls /etc"}}])
+        box.append(
+            "t0",
+            "assistant",
+            "",
+            tool_calls=[{"id": "c", "name": "Bash", "arguments": {"command": "ls /etc"}}],
+        )
         box.quarantine("t3")
         box.embed_all()
         yield box
@@ -160,14 +193,17 @@ def test_any_message_content_is_stored_and_read_back(
 
 
 @settings(max_examples=EXAMPLES)
-@given(arguments=st.one_of(json_value, hostile_text), metadata=st.dictionaries(
-    st.text(max_size=8), json_value, max_size=4))
+@given(
+    arguments=st.one_of(json_value, hostile_text),
+    metadata=st.dictionaries(st.text(max_size=8), json_value, max_size=4),
+)
 def test_any_tool_call_arguments_and_metadata(
     seeded: recallbox.Box, arguments: Any, metadata: dict[str, Any]
 ) -> None:
     call = {"id": "call_1", "name": "tool", "arguments": arguments}
-    result = bounded(lambda: seeded.append("args", "assistant", "", tool_calls=[call],
-                                           metadata=metadata))
+    result = bounded(
+        lambda: seeded.append("args", "assistant", "", tool_calls=[call], metadata=metadata)
+    )
     if isinstance(result, recallbox.RecallError):
         assert isinstance(result, recallbox.InvalidArgument), result
         assert "JSON" in str(result)
@@ -179,8 +215,14 @@ def test_any_tool_call_arguments_and_metadata(
 
 def test_huge_arrays_and_non_string_leaves_in_arguments(seeded: recallbox.Box) -> None:
     arguments = {"ids": list(range(200_000)), "flags": [True, None, 1.5, -(2**70)]}
-    message = bounded(lambda: seeded.append("args", "assistant", "", tool_calls=[
-        {"id": "c2", "name": "bulk", "arguments": arguments}]))
+    message = bounded(
+        lambda: seeded.append(
+            "args",
+            "assistant",
+            "",
+            tool_calls=[{"id": "c2", "name": "bulk", "arguments": arguments}],
+        )
+    )
     assert isinstance(message, recallbox.Message)
     page = seeded.message_page(message.id)
     assert len(page.text) <= recallbox.THREAD_SEARCH_MAX_CHARS and page.next_offset is not None
@@ -197,11 +239,17 @@ def nested(depth: int, leaf: Any = "deepleaf") -> Any:
 def test_json_as_deep_as_the_limit_works(seeded: recallbox.Box, form: str) -> None:
     value = nested(MAX_JSON_DEPTH)
     if form == "metadata":
-        message = seeded.append("deep", "user", "deep meta", metadata={"v": nested(MAX_JSON_DEPTH - 1)})
+        message = seeded.append(
+            "deep", "user", "deep meta", metadata={"v": nested(MAX_JSON_DEPTH - 1)}
+        )
     else:
         arguments = json.dumps(value) if form == "json text" else value
-        message = seeded.append("deep", "assistant", "", tool_calls=[
-            {"id": "d", "name": "deep", "arguments": arguments}])
+        message = seeded.append(
+            "deep",
+            "assistant",
+            "",
+            tool_calls=[{"id": "d", "name": "deep", "arguments": arguments}],
+        )
     assert len(seeded.read_message(message.id)) <= recallbox.THREAD_SEARCH_MAX_CHARS
 
 
@@ -220,36 +268,71 @@ def test_json_deeper_than_the_limit_is_refused_by_name(
             seeded.append("deep", "user", "x", metadata={"v": value})
         else:
             arguments = json.dumps(value) if form == "json text" else value
-            seeded.append("deep", "assistant", "", tool_calls=[
-                {"id": "d", "name": "deep", "arguments": arguments}])
+            seeded.append(
+                "deep",
+                "assistant",
+                "",
+                tool_calls=[{"id": "d", "name": "deep", "arguments": arguments}],
+            )
 
 
 # -- importer lines ---------------------------------------------------------------------------
 def _claude_line(content: Any, uid: str) -> str:
-    return json.dumps({"type": "user", "uuid": uid, "parentUuid": None, "sessionId": "hostile",
-                       "timestamp": "2026-01-01T00:00:00Z",
-                       "message": {"role": "user", "content": content}})
+    return json.dumps(
+        {
+            "type": "user",
+            "uuid": uid,
+            "parentUuid": None,
+            "sessionId": "hostile",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": content},
+        }
+    )
 
 
 importer_line = st.one_of(
     st.text(st.characters(exclude_categories=("Cs",)), max_size=120),
     json_value.map(lambda v: json.dumps(v)),
-    st.builds(_claude_line, st.one_of(json_value, hostile_text), st.text(string.ascii_letters, min_size=1, max_size=6)),
-    st.sampled_from(["{", "[" * 2000 + "]" * 2000, '{"type": "assistant"}', '{"type":"user","message":5}',
-                     json.dumps({"type": "function_call", "arguments": "{"}), "\x00\x01", ""]),
+    st.builds(
+        _claude_line,
+        st.one_of(json_value, hostile_text),
+        st.text(string.ascii_letters, min_size=1, max_size=6),
+    ),
+    st.sampled_from(
+        [
+            "{",
+            "[" * 2000 + "]" * 2000,
+            '{"type": "assistant"}',
+            '{"type":"user","message":5}',
+            json.dumps({"type": "function_call", "arguments": "{"}),
+            "\x00\x01",
+            "",
+        ]
+    ),
 )
-FORMAT_FILES = {"claude-code": "s.jsonl", "codex": "rollout-2026-01-01T00-00-00-s.jsonl",
-                "openai": "s.jsonl"}
+FORMAT_FILES = {
+    "claude-code": "s.jsonl",
+    "codex": "rollout-2026-01-01T00-00-00-s.jsonl",
+    "openai": "s.jsonl",
+}
 
 
 @settings(max_examples=EXAMPLES)
-@given(lines=st.lists(importer_line, max_size=12), fmt=st.sampled_from(sorted(FORMAT_FILES)),
-       terminated=st.booleans())
-def test_any_importer_lines_import_or_are_skipped(lines: list[str], fmt: str, terminated: bool) -> None:
+@given(
+    lines=st.lists(importer_line, max_size=12),
+    fmt=st.sampled_from(sorted(FORMAT_FILES)),
+    terminated=st.booleans(),
+)
+def test_any_importer_lines_import_or_are_skipped(
+    lines: list[str], fmt: str, terminated: bool
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / FORMAT_FILES[fmt]
-        path.write_text("\n".join(lines) + ("\n" if terminated else ""), encoding="utf-8",
-                        errors="surrogatepass")
+        path.write_text(
+            "\n".join(lines) + ("\n" if terminated else ""),
+            encoding="utf-8",
+            errors="surrogatepass",
+        )
         with recallbox.open(Path(tmp) / "i.db") as box:
             report = bounded(lambda: box.import_transcripts(fmt, [path]))
             assert isinstance(report, recallbox.ImportReport), report
@@ -262,16 +345,24 @@ def _oversized_file(path: Path, fmt: str, middle: list[bytes]) -> None:
     """A transcript of ``fmt`` with a good record before and after each ``middle`` line."""
     with path.open("wb") as out:
         if fmt == "codex":
-            out.write(json.dumps({"id": "big", "timestamp": "2026-01-01T00:00:00Z"}).encode() + b"\n")
+            out.write(
+                json.dumps({"id": "big", "timestamp": "2026-01-01T00:00:00Z"}).encode() + b"\n"
+            )
         for i, line in enumerate([*middle, None]):
             if fmt == "claude-code":
                 good = _claude_line(f"good record {i}", f"g{i}")
             elif fmt == "codex":
-                good = json.dumps({"type": "message", "role": "user",
-                                   "content": [{"type": "input_text", "text": f"good record {i}"}]})
+                good = json.dumps(
+                    {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": f"good record {i}"}],
+                    }
+                )
             else:
-                good = json.dumps({"id": f"c{i}", "messages": [
-                    {"role": "user", "content": f"good record {i}"}]})
+                good = json.dumps(
+                    {"id": f"c{i}", "messages": [{"role": "user", "content": f"good record {i}"}]}
+                )
             out.write(good.encode() + b"\n")
             if line is not None:
                 out.write(line + b"\n")
@@ -339,8 +430,10 @@ CLI_COMMANDS: dict[str, Callable[[str], list[str]]] = {
 
 
 @settings(max_examples=EXAMPLES // 3)
-@given(text=st.one_of(hostile_text.filter(lambda t: "\x00" not in t), json_value.map(json.dumps)),
-       as_json=st.booleans())
+@given(
+    text=st.one_of(hostile_text.filter(lambda t: "\x00" not in t), json_value.map(json.dumps)),
+    as_json=st.booleans(),
+)
 def test_cli_arguments_never_give_a_traceback(
     seeded: recallbox.Box, text: str, as_json: bool
 ) -> None:
@@ -364,6 +457,8 @@ def test_cli_arguments_never_give_a_traceback(
 def test_json_output_of_an_argument_that_was_not_utf8_is_valid_json(seeded: recallbox.Box) -> None:
     """A lone surrogate (argv bytes that were not UTF-8) used to crash `--json` printing with
     an 'unexpected UnicodeEncodeError'; the document is now ASCII-escaped instead."""
-    result = CliRunner().invoke(cli, ["--db", seeded.location, "search-memory", "x\udce9y", "--json"], obj={})
+    result = CliRunner().invoke(
+        cli, ["--db", seeded.location, "search-memory", "x\udce9y", "--json"], obj={}
+    )
     assert result.exit_code == 0, result.stdout
     assert json.loads(result.stdout)["query"] == "x\udce9y"

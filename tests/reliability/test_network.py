@@ -18,11 +18,20 @@ RUN_TIMEOUT_S = 600
 
 def test_the_main_paths_attempt_no_connection(tmp_path: Path) -> None:
     log = tmp_path / "attempts.log"
-    env = {**env_for_children((NETGUARD,)), "RECALLBOX_NETGUARD_LOG": str(log),
-           "RECALLBOX_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "0"}
+    env = {
+        **env_for_children((NETGUARD,)),
+        "RECALLBOX_NETGUARD_LOG": str(log),
+        "RECALLBOX_HOME": str(tmp_path / "home"),
+        "HF_HUB_OFFLINE": "0",
+    }
     done = subprocess.run(
         [sys.executable, "-m", "reliability.harness.netpaths", str(tmp_path / "net.db")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
     )
     assert (done.returncode, done.stdout.strip().splitlines()[-1:]) == (0, ["ok"]), done.stderr
     attempts = [line for line in log.read_text().splitlines() if line and line[0].isdigit()]

@@ -7,7 +7,6 @@ what a query that matches nothing answers."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 

@@ -85,10 +85,18 @@ def plant(root: Path, *, threads: int, per_thread: int, seed: int = 0) -> Plante
                 row: dict[str, Any] = {"role": rng.choice(["user", "assistant"]), "content": text}
                 if denied and rng.random() < 0.2:
                     leak = (canary(rng), canary(rng))
-                    row = {"role": "assistant", "content": f"{leak[0]} calling a tool",
-                           "tool_calls": [{"id": f"c{t}x{i}", "name": "Bash",
-                                           "arguments": {"command": f"echo {leak[1]}"}}],
-                           "metadata": {"note": leak[1]}}
+                    row = {
+                        "role": "assistant",
+                        "content": f"{leak[0]} calling a tool",
+                        "tool_calls": [
+                            {
+                                "id": f"c{t}x{i}",
+                                "name": "Bash",
+                                "arguments": {"command": f"echo {leak[1]}"},
+                            }
+                        ],
+                        "metadata": {"note": leak[1]},
+                    }
                     planted.pairs.append(leak)
                 if pair:
                     planted.pairs.append(pair)
@@ -108,9 +116,16 @@ def plant(root: Path, *, threads: int, per_thread: int, seed: int = 0) -> Plante
             lines = corpus.claude_records(session, 6, seed=seed + n)
             pairs = [(canary(rng), canary(rng)) for _ in range(3)]
             lines += [
-                json.dumps({"type": "user", "uuid": f"{session}-c{k}", "parentUuid": None,
-                            "sessionId": session, "timestamp": "2026-02-01T00:00:00Z",
-                            "message": {"role": "user", "content": f"{a} secret {b}"}})
+                json.dumps(
+                    {
+                        "type": "user",
+                        "uuid": f"{session}-c{k}",
+                        "parentUuid": None,
+                        "sessionId": session,
+                        "timestamp": "2026-02-01T00:00:00Z",
+                        "message": {"role": "user", "content": f"{a} secret {b}"},
+                    }
+                )
                 for k, (a, b) in enumerate(pairs)
             ]
             path = root / "transcripts" / f"{session}.jsonl"
@@ -150,7 +165,7 @@ FRESH_PREFIX = "zqnoword"
 
 
 def fresh(a: str) -> str:
-    return FRESH_PREFIX + a[len(CANARY_PREFIX):]
+    return FRESH_PREFIX + a[len(CANARY_PREFIX) :]
 
 
 def swap(text: str, a: str, b: str) -> str:
@@ -178,14 +193,23 @@ def python_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
                     yield f"search({q!r}, {domain}){mark}", repr(hits)
         for message_id in p.denied_ids[:: max(1, len(p.denied_ids) // 40)]:
             yield f"read_message({message_id})", _errors(lambda m=message_id: box.read_message(m))
-            yield f"message_page({message_id})", _errors(lambda m=message_id: box.message_page(m).text)
+            yield (
+                f"message_page({message_id})",
+                _errors(lambda m=message_id: box.message_page(m).text),
+            )
 
 
 def cli_run(p: Planted, *args: str, stdin: str = "") -> str:
     env = {**os.environ, "RECALLBOX_DEBUG": "1", "RECALLBOX_HOME": str(p.work / "home")}
-    done = subprocess.run([sys.executable, "-m", "recallbox", "--db", str(p.db), *args],
-                          input=stdin, capture_output=True, text=True, timeout=300, env=env,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "recallbox", "--db", str(p.db), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
     return f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
 
 
@@ -193,15 +217,21 @@ def cli_agent_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str
     for q in queries:
         for json_flag in ((), ("--json",)):
             yield f"cli search-memory {q!r}", cli_run(p, "search-memory", q, *json_flag)
-            yield f"cli search {q!r}{VECTOR_MARK}", cli_run(
-                p, "search", q, "--embedder", "hash", *json_flag)
-            yield f"cli search {q!r}", cli_run(p, "search", q, "--embedder", "hash", "--no-embed", *json_flag)
+            yield (
+                f"cli search {q!r}{VECTOR_MARK}",
+                cli_run(p, "search", q, "--embedder", "hash", *json_flag),
+            )
+            yield (
+                f"cli search {q!r}",
+                cli_run(p, "search", q, "--embedder", "hash", "--no-embed", *json_flag),
+            )
     for message_id in p.denied_ids[:3]:
         yield f"cli read {message_id}", cli_run(p, "read", message_id)
     for channel in p.denied_channels[:2]:
         session = channel.split(":", 1)[1]
-        payload = json.dumps({"hook_event_name": "SessionStart", "source": "compact",
-                              "session_id": session})
+        payload = json.dumps(
+            {"hook_event_name": "SessionStart", "source": "compact", "session_id": session}
+        )
         yield f"cli hook {session}", cli_run(p, "hook", "claude-code", stdin=payload)
 
 
@@ -226,7 +256,8 @@ def _mcp_calls(p: Planted, queries: list[str]) -> list[tuple[str, dict[str, Any]
 
 def _tool_texts(result: Any) -> str:
     return "\n".join(getattr(c, "text", repr(c)) for c in result.content) + repr(
-        getattr(result, "structured_content", None))
+        getattr(result, "structured_content", None)
+    )
 
 
 def mcp_stdio_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
@@ -236,8 +267,10 @@ def mcp_stdio_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str
 
     errlog = p.work / "mcp-stdio.stderr"
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "recallbox", "--db", str(p.db), "mcp"],
-        env={**os.environ, "RECALLBOX_DEBUG": "1", "RECALLBOX_HOME": str(p.work / "home")})
+        command=sys.executable,
+        args=["-m", "recallbox", "--db", str(p.db), "mcp"],
+        env={**os.environ, "RECALLBOX_DEBUG": "1", "RECALLBOX_HOME": str(p.work / "home")},
+    )
 
     async def go() -> list[tuple[str, str]]:
         out = []
@@ -267,9 +300,21 @@ def mcp_http_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]
     errlog = p.work / "mcp-http.stderr"
     with errlog.open("w") as err:
         server = subprocess.Popen(
-            [sys.executable, "-m", "recallbox", "--db", str(p.db), "mcp", "--http", "--port",
-             str(port)], stdout=subprocess.DEVNULL, stderr=err,
-            env={**os.environ, "RECALLBOX_DEBUG": "1", "RECALLBOX_HOME": str(p.work / "home")})
+            [
+                sys.executable,
+                "-m",
+                "recallbox",
+                "--db",
+                str(p.db),
+                "mcp",
+                "--http",
+                "--port",
+                str(port),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "RECALLBOX_DEBUG": "1", "RECALLBOX_HOME": str(p.work / "home")},
+        )
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
@@ -321,7 +366,9 @@ class ScanResult:
     leaks: list[str] = field(default_factory=list)
 
 
-def scan(p: Planted, texts: Iterable[tuple[str, str]], *, tier: str, queries: list[str]) -> ScanResult:
+def scan(
+    p: Planted, texts: Iterable[tuple[str, str]], *, tier: str, queries: list[str]
+) -> ScanResult:
     """Every text of a surface against every canary (the one a query names excepted)."""
     result = ScanResult(planted=len(p.canaries))
     forbidden = {c.lower() for c in p.canaries}

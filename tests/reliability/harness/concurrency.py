@@ -160,7 +160,9 @@ def reads_during_held_import(root: Path, *, seed: int = 0) -> HeldImportResult:
         time.sleep(0.02)
     try:
         result.lock_held = _write_lock_held(db)
-        reader = spawn("reader", db, root, writer="r1", params={"count": 8, "busy_ms": READER_BUSY_MS})
+        reader = spawn(
+            "reader", db, root, writer="r1", params={"count": 8, "busy_ms": READER_BUSY_MS}
+        )
         reader.wait_ready()
         code = reader.wait(timeout=READER_WATCHDOG_S)
         reads = [float(a["seconds"]) for a in read_acks(reader.acks) if a.get("kind") == "read"]
@@ -172,7 +174,9 @@ def reads_during_held_import(root: Path, *, seed: int = 0) -> HeldImportResult:
         for args in (("search-memory", "deploy"), ("search", "deploy"), ("thread", "list")):
             out = cli(*args, db=db)
             if out.returncode != 0:
-                result.problems.append(f"`recallbox {' '.join(args)}` exited {out.returncode}: {out.stderr.strip()[-500:]}")
+                result.problems.append(
+                    f"`recallbox {' '.join(args)}` exited {out.returncode}: {out.stderr.strip()[-500:]}"
+                )
             else:
                 result.cli_reads += 1
     finally:

@@ -12,10 +12,30 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-WORDS = (
-    "deploy staging billing cache index shard replica vacuum latency window token budget "
-    "compaction summary migration rollback pipeline artifact kernel socket buffer parser"
-).split()
+WORDS = [
+    "deploy",
+    "staging",
+    "billing",
+    "cache",
+    "index",
+    "shard",
+    "replica",
+    "vacuum",
+    "latency",
+    "window",
+    "token",
+    "budget",
+    "compaction",
+    "summary",
+    "migration",
+    "rollback",
+    "pipeline",
+    "artifact",
+    "kernel",
+    "socket",
+    "buffer",
+    "parser",
+]
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -37,8 +57,8 @@ def claude_records(session: str, turns: int, *, start: int = 0, seed: int = 0) -
     rng = random.Random(f"{seed}:{session}:{start}")
     lines: list[str] = []
     parent: str | None = f"{session}-t{start - 1}-a" if start else None
+    base = {"isSidechain": False, "sessionId": session, "userType": "external"}
     for t in range(start, start + turns):
-        base = {"isSidechain": False, "sessionId": session, "userType": "external"}
 
         def rec(uid: str, kind: str, message: dict[str, Any], t: int = t) -> None:
             nonlocal parent
@@ -47,17 +67,37 @@ def claude_records(session: str, turns: int, *, start: int = 0, seed: int = 0) -
             lines.append(json.dumps(row))
             parent = uid
 
-        rec(f"{session}-t{t}-u", "user", {"role": "user", "content": f"{marker('cq', t)} " + sentence(rng)})
-        call = {"type": "tool_use", "id": f"toolu_{session}_{t}", "name": "Bash",
-                "input": {"command": f"grep {marker('cc', t)} -r ."}}
-        rec(f"{session}-t{t}-c", "assistant",
-            {"id": f"msg_{session}_{t}c", "role": "assistant", "content": [call]})
-        result = {"type": "tool_result", "tool_use_id": call["id"],
-                  "content": f"{marker('cr', t)} " + sentence(rng, 30)}
+        rec(
+            f"{session}-t{t}-u",
+            "user",
+            {"role": "user", "content": f"{marker('cq', t)} " + sentence(rng)},
+        )
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_{session}_{t}",
+            "name": "Bash",
+            "input": {"command": f"grep {marker('cc', t)} -r ."},
+        }
+        rec(
+            f"{session}-t{t}-c",
+            "assistant",
+            {"id": f"msg_{session}_{t}c", "role": "assistant", "content": [call]},
+        )
+        result = {
+            "type": "tool_result",
+            "tool_use_id": call["id"],
+            "content": f"{marker('cr', t)} " + sentence(rng, 30),
+        }
         rec(f"{session}-t{t}-r", "user", {"role": "user", "content": [result]})
-        rec(f"{session}-t{t}-a", "assistant",
-            {"id": f"msg_{session}_{t}a", "role": "assistant",
-             "content": [{"type": "text", "text": f"{marker('ca', t)} " + sentence(rng)}]})
+        rec(
+            f"{session}-t{t}-a",
+            "assistant",
+            {
+                "id": f"msg_{session}_{t}a",
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"{marker('ca', t)} " + sentence(rng)}],
+            },
+        )
     return lines
 
 
@@ -66,16 +106,48 @@ def codex_records(session: str, turns: int, *, seed: int = 0) -> list[str]:
     rng = random.Random(f"{seed}:{session}")
     lines = [json.dumps({"id": session, "timestamp": _stamp(0), "instructions": None})]
     for t in range(turns):
-        lines.append(json.dumps({"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": f"{marker('xq', t)} {sentence(rng)}"}]}))
-        lines.append(json.dumps({"type": "function_call", "id": f"fc_{t}", "name": "shell",
-                                 "arguments": json.dumps({"command": ["ls", marker("xc", t)]}),
-                                 "call_id": f"call_{t}"}))
-        lines.append(json.dumps({"type": "function_call_output", "call_id": f"call_{t}",
-                                 "output": json.dumps({"output": f"{marker('xr', t)} "
-                                                       + sentence(rng, 30)})}))
-        lines.append(json.dumps({"type": "message", "role": "assistant", "content": [
-            {"type": "output_text", "text": f"{marker('xa', t)} {sentence(rng)}"}]}))
+        lines.append(
+            json.dumps(
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": f"{marker('xq', t)} {sentence(rng)}"}
+                    ],
+                }
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{t}",
+                    "name": "shell",
+                    "arguments": json.dumps({"command": ["ls", marker("xc", t)]}),
+                    "call_id": f"call_{t}",
+                }
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "function_call_output",
+                    "call_id": f"call_{t}",
+                    "output": json.dumps({"output": f"{marker('xr', t)} " + sentence(rng, 30)}),
+                }
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "output_text", "text": f"{marker('xa', t)} {sentence(rng)}"}
+                    ],
+                }
+            )
+        )
     return lines
 
 
@@ -87,7 +159,9 @@ def openai_records(conversations: int, turns: int, *, seed: int = 0) -> list[str
         messages = []
         for t in range(turns):
             messages.append({"role": "user", "content": f"{marker('oq', c, t)} {sentence(rng)}"})
-            messages.append({"role": "assistant", "content": f"{marker('oa', c, t)} {sentence(rng)}"})
+            messages.append(
+                {"role": "assistant", "content": f"{marker('oa', c, t)} {sentence(rng)}"}
+            )
         lines.append(json.dumps({"id": f"conv{c}", "messages": messages}))
     return lines
 

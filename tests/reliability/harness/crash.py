@@ -41,7 +41,9 @@ class CrashResult:
     problems: list[str] = field(default_factory=list)
 
 
-def _run_to_end(kind: str, env: JobEnv, acks: Path, writer: str, params: dict) -> tuple[int, float, str]:
+def _run_to_end(
+    kind: str, env: JobEnv, acks: Path, writer: str, params: dict
+) -> tuple[int, float, str]:
     child = spawn(kind, env.db, env.work, writer=writer, params=params, acks=acks)
     child.wait_ready()
     started = time.monotonic()
@@ -81,7 +83,9 @@ def crash_series(kind: str, root: Path, kills: int, *, seed: int = 0) -> CrashRe
         code = child.kill()
         if not alive:
             if code != 0:
-                result.problems.append(f"run {attempt} failed by itself ({code}): {child.stderr()[-1000:]}")
+                result.problems.append(
+                    f"run {attempt} failed by itself ({code}): {child.stderr()[-1000:]}"
+                )
                 break
             result.finished_before_kill += 1
             continue

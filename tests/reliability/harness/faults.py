@@ -19,7 +19,9 @@ SHIM_VFS = "recallbox-fault"
 class FaultPlan:
     """Counts writes and syncs on main-database and WAL files; fails the ``fail_at``-th."""
 
-    def __init__(self, *, fail_write_at: int | None = None, fail_sync_at: int | None = None) -> None:
+    def __init__(
+        self, *, fail_write_at: int | None = None, fail_sync_at: int | None = None
+    ) -> None:
         self.fail_write_at = fail_write_at
         self.fail_sync_at = fail_sync_at
         self.writes = 0
@@ -44,11 +46,11 @@ class _ShimFile(apsw.VFSFile):  # type: ignore[misc]
         super().__init__(vfs, name, flags)
         self.plan = plan
 
-    def xWrite(self, data: bytes, offset: int) -> None:  # noqa: N802 - apsw's name
+    def xWrite(self, data: bytes, offset: int) -> None:
         self.plan.on_write()
         super().xWrite(data, offset)
 
-    def xSync(self, flags: int) -> None:  # noqa: N802
+    def xSync(self, flags: int) -> None:
         self.plan.on_sync()
         super().xSync(flags)
 
@@ -59,7 +61,7 @@ class _ShimVFS(apsw.VFS):  # type: ignore[misc]
         self.base = apsw.vfs_names()[0]  # the real default VFS ("unix")
         super().__init__(SHIM_VFS, self.base, makedefault=True)
 
-    def xOpen(self, name: Any, flags: list[int]) -> apsw.VFSFile:  # noqa: N802
+    def xOpen(self, name: Any, flags: list[int]) -> apsw.VFSFile:
         return _ShimFile(self.base, name, flags, self.plan)
 
 
@@ -118,9 +120,13 @@ def drop_vector_tables(db: Path) -> list[str]:
 
         conn.enable_load_extension(True)
         conn.load_extension(sqlite_vec.loadable_path())
-        names = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'vec_space_%' "
-            "AND sql LIKE '%USING vec0%'")]
+        names = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'vec_space_%' "
+                "AND sql LIKE '%USING vec0%'"
+            )
+        ]
         for name in names:
             conn.execute(f"DROP TABLE {name}")
         return names
@@ -129,8 +135,11 @@ def drop_vector_tables(db: Path) -> list[str]:
 
 
 def newer_schema(db: Path, version: int = 10_000) -> None:
-    raw(db, "INSERT INTO schema_migrations (version, name, applied_at) "
-            f"VALUES ({version}, 'from the future', '2099-01-01')")
+    raw(
+        db,
+        "INSERT INTO schema_migrations (version, name, applied_at) "
+        f"VALUES ({version}, 'from the future', '2099-01-01')",
+    )
 
 
 def copy_with_truncated_wal(live: Path, dest: Path, keep: Callable[[int], int]) -> int:

@@ -57,13 +57,17 @@ def structure_problems(db: Path) -> list[str]:
                 problems.append(
                     f"{channel}: seq {lo}..{hi} over {count} messages, next_seq {next_seq}"
                 )
-            numbers = [r[0] for r in conn.execute(
-                "SELECT number FROM generations WHERE thread_id = ? ORDER BY number", (tid,))]
+            numbers = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT number FROM generations WHERE thread_id = ? ORDER BY number", (tid,)
+                )
+            ]
             if numbers != list(range(1, len(numbers) + 1)):
                 problems.append(f"{channel}: generations numbered {numbers[:10]}")
             open_ = conn.execute(
-                "SELECT count(*) FROM generations WHERE thread_id = ? AND closed_at IS NULL",
-                (tid,)).fetchone()[0]
+                "SELECT count(*) FROM generations WHERE thread_id = ? AND closed_at IS NULL", (tid,)
+            ).fetchone()[0]
             if open_ != 1:
                 problems.append(f"{channel}: {open_} open generations")
             for number, first_kind in conn.execute(
@@ -74,11 +78,14 @@ def structure_problems(db: Path) -> list[str]:
                 if first_kind != "compaction_summary":
                     problems.append(f"{channel}: generation {number} opens with {first_kind}")
         for space, owner in conn.execute("SELECT id, owner FROM embedding_spaces"):
-            booked = {r[0] for r in conn.execute(
-                "SELECT target_rowid FROM embeddings WHERE space_id = ?", (space,))}
+            booked = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT target_rowid FROM embeddings WHERE space_id = ?", (space,)
+                )
+            }
             table = f"vec_space_{space}"
-            exists = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+            exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
             if exists is None:
                 if booked:
                     problems.append(f"space {space}: {len(booked)} bookkept vectors, no {table}")
@@ -93,7 +100,8 @@ def structure_problems(db: Path) -> list[str]:
             if targets:
                 orphans = conn.execute(
                     f"SELECT count(*) FROM embeddings e WHERE e.space_id = ? AND NOT EXISTS "
-                    f"(SELECT 1 FROM {targets} x WHERE x.id = e.target_rowid)", (space,)
+                    f"(SELECT 1 FROM {targets} x WHERE x.id = e.target_rowid)",
+                    (space,),
                 ).fetchone()[0]
                 if orphans:
                     problems.append(f"space {space}: {orphans} vectors of missing {targets} rows")
@@ -158,7 +166,8 @@ def check_store(db: Path, acks: list[dict[str, Any]], *, unique: bool = True) ->
     with box:
         report = box.doctor()
         problems = [
-            f"doctor: {index.table} unhealthy ({index})" for index in report.indexes
+            f"doctor: {index.table} unhealthy ({index})"
+            for index in report.indexes
             if not index.healthy
         ]
         problems += ack_problems(box, acks)

@@ -139,12 +139,18 @@ def run_append_many(ctx: JobContext) -> None:
     ctx.ready()
     with recallbox.open(ctx.db) as box:
         for b in range(ctx.count):
-            marks = [corpus.marker("w", ctx.writer, b * APPEND_BATCH + i) for i in range(APPEND_BATCH)]
+            marks = [
+                corpus.marker("w", ctx.writer, b * APPEND_BATCH + i) for i in range(APPEND_BATCH)
+            ]
             rows = [{"role": "assistant", "content": f"{m} {corpus.sentence(rng)}"} for m in marks]
             for i, message in enumerate(box.append_many(channel, rows)):
                 ctx.ack.record(
-                    kind="message", id=message.id, channel=channel, marker=marks[i],
-                    n=b * APPEND_BATCH + i, batch=b,
+                    kind="message",
+                    id=message.id,
+                    channel=channel,
+                    marker=marks[i],
+                    n=b * APPEND_BATCH + i,
+                    batch=b,
                 )
 
 
@@ -154,7 +160,9 @@ def run_append_cli(ctx: JobContext) -> None:
     ctx.ready()
     for n in range(ctx.count):
         mark = corpus.marker("w", ctx.writer, n)
-        message_id = _cli_ok(cli("append", channel, "user", f"{mark} {corpus.sentence(rng)}", db=ctx.db))
+        message_id = _cli_ok(
+            cli("append", channel, "user", f"{mark} {corpus.sentence(rng)}", db=ctx.db)
+        )
         ctx.ack.record(kind="message", id=message_id, channel=channel, marker=mark, n=n)
 
 
@@ -191,8 +199,13 @@ def run_compact(ctx: JobContext) -> None:
                 ctx.ack.record(kind="message", id=message.id, channel=channel, marker=mark)
             mark = corpus.marker("w", ctx.writer, n * 3 + 2)
             generation = box.compact(channel, f"{mark} summary of generation {n}")
-            ctx.ack.record(kind="generation", id=generation.id, channel=channel, marker=mark,
-                           number=generation.number)
+            ctx.ack.record(
+                kind="generation",
+                id=generation.id,
+                channel=channel,
+                marker=mark,
+                number=generation.number,
+            )
 
 
 # -- embedding ---------------------------------------------------------------------------------
@@ -200,8 +213,10 @@ def prepare_embed(env: JobEnv) -> None:
     """Messages without vectors, added before each run so every run has work."""
     rng = env.rng
     with recallbox.open(env.db) as box:
-        rows = [{"role": "user", "content": f"{corpus.marker('e', env.runs, i)} {corpus.sentence(rng)}"}
-                for i in range(SEED_MESSAGES)]
+        rows = [
+            {"role": "user", "content": f"{corpus.marker('e', env.runs, i)} {corpus.sentence(rng)}"}
+            for i in range(SEED_MESSAGES)
+        ]
         box.append_many(f"embed:{env.runs % 7}", rows)
 
 
@@ -218,7 +233,9 @@ def run_embed(ctx: JobContext) -> None:
 
 def run_embed_cli(ctx: JobContext) -> None:
     ctx.ready()
-    out = _cli_ok(cli("embed", "--all", "--embedder", EMBEDDER, "--batch-size", "32", "--json", db=ctx.db))
+    out = _cli_ok(
+        cli("embed", "--all", "--embedder", EMBEDDER, "--batch-size", "32", "--json", db=ctx.db)
+    )
     ctx.ack.record(kind="embed-finished", output=out)
 
 
@@ -315,8 +332,9 @@ def channel_contents(db: Path, prefix: str) -> dict[str, list[tuple[str, str, bo
     """Every thread under ``prefix`` as its (role, content, superseded) list, in order."""
     with recallbox.open(db) as box:
         return {
-            t.channel: [(m.role, m.content, m.superseded_by is not None)
-                        for m in box.messages(t.channel)]
+            t.channel: [
+                (m.role, m.content, m.superseded_by is not None) for m in box.messages(t.channel)
+            ]
             for t in box.threads()
             if t.channel.startswith(prefix)
         }
@@ -352,7 +370,7 @@ def check_import(fmt: str) -> Callable[..., list[str]]:
 
 
 # -- readers -----------------------------------------------------------------------------------
-READ_QUERIES = (*corpus.WORDS[:6], "deploy staging", "wx1x0", "\"unbalanced", "NEAR(a b)")
+READ_QUERIES = (*corpus.WORDS[:6], "deploy staging", "wx1x0", '"unbalanced', "NEAR(a b)")
 
 
 def run_reader(ctx: JobContext) -> None:
@@ -384,26 +402,54 @@ JOB_KINDS: dict[str, JobKind] = {
     kind.name: kind
     for kind in (
         JobKind("append", "python", run_append, complete_params={"count": 20}, loops=True, tag="a"),
-        JobKind("append_many", "python", run_append_many, check=check_batches,
-                complete_params={"count": 4}, loops=True, tag="b"),
-        JobKind("append_cli", "cli", run_append_cli, complete_params={"count": 2}, loops=True, tag="l"),
-        JobKind("compact", "python", run_compact, complete_params={"count": 3}, loops=True,
-                tag="c"),
-        JobKind("embed", "python", run_embed, before_run=prepare_embed, check=check_embedded,
-                tag="e"),
-        JobKind("embed_cli", "cli", run_embed_cli, before_run=prepare_embed, check=check_embedded,
-                tag="f"),
+        JobKind(
+            "append_many",
+            "python",
+            run_append_many,
+            check=check_batches,
+            complete_params={"count": 4},
+            loops=True,
+            tag="b",
+        ),
+        JobKind(
+            "append_cli", "cli", run_append_cli, complete_params={"count": 2}, loops=True, tag="l"
+        ),
+        JobKind(
+            "compact", "python", run_compact, complete_params={"count": 3}, loops=True, tag="c"
+        ),
+        JobKind(
+            "embed", "python", run_embed, before_run=prepare_embed, check=check_embedded, tag="e"
+        ),
+        JobKind(
+            "embed_cli",
+            "cli",
+            run_embed_cli,
+            before_run=prepare_embed,
+            check=check_embedded,
+            tag="f",
+        ),
         *(
-            JobKind(f"import_{fmt.replace('-', '_')}", "python", run_import,
-                    before_run=grow_transcripts(fmt), check=check_import(fmt),
-                    complete_params={"format": fmt}, tag="i" + fmt[0])
+            JobKind(
+                f"import_{fmt.replace('-', '_')}",
+                "python",
+                run_import,
+                before_run=grow_transcripts(fmt),
+                check=check_import(fmt),
+                complete_params={"format": fmt},
+                tag="i" + fmt[0],
+            )
             for fmt in ("claude-code", "codex", "openai")
         ),
-        JobKind("import_cli", "cli", run_import_cli, before_run=grow_transcripts("claude-code"),
-                check=check_import("claude-code"), complete_params={"format": "claude-code"},
-                tag="m"),
-        JobKind("reader", "python", run_reader, loops=True, complete_params={"count": 8},
-                tag="r"),
+        JobKind(
+            "import_cli",
+            "cli",
+            run_import_cli,
+            before_run=grow_transcripts("claude-code"),
+            check=check_import("claude-code"),
+            complete_params={"format": "claude-code"},
+            tag="m",
+        ),
+        JobKind("reader", "python", run_reader, loops=True, complete_params={"count": 8}, tag="r"),
     )
 }
 """Every job kind, by name. A later domain adds its entry here (see the module docstring)."""
@@ -425,4 +471,7 @@ def env_for_children(extra_paths: tuple[Path, ...] = ()) -> dict[str, str]:
     root = Path(__file__).resolve().parents[3]
     paths = [*map(str, extra_paths), str(root / "src"), str(root / "tests")]
     existing = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, *([existing] if existing else [])])}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([*paths, *([existing] if existing else [])]),
+    }

@@ -34,8 +34,11 @@ def library_paths(db: Path) -> str:
     with recallbox.open(db) as box:
         first = box.append("net:1", "user", "deploy pg-primary-9 to staging")
         box.append_many("net:1", [{"role": "assistant", "content": "deployed pg-primary-9"}])
-        for fmt, folder in (("claude-code", "claude-code/projects"), ("codex", "codex/sessions"),
-                            ("openai", "openai")):
+        for fmt, folder in (
+            ("claude-code", "claude-code/projects"),
+            ("codex", "codex/sessions"),
+            ("openai", "openai"),
+        ):
             report = box.import_transcripts(fmt, [FIXTURES / folder])
             assert report.files, fmt
         assert "pg-primary-9" in box.search_memory("pg-primary-9")
@@ -52,20 +55,31 @@ def library_paths(db: Path) -> str:
 
 
 def cli_paths(db: Path) -> None:
-    for args in (("search", "pg-primary-9", "--embedder", "hash"), ("search-memory", "deploy"),
-                 ("import", "claude-code", str(FIXTURES / "claude-code" / "projects")),
-                 ("embed", "--all", "--embedder", "hash"), ("doctor",)):
-        done = subprocess.run([sys.executable, "-m", "recallbox", "--db", str(db), *args],
-                              capture_output=True, text=True, timeout=300, check=False)
+    for args in (
+        ("search", "pg-primary-9", "--embedder", "hash"),
+        ("search-memory", "deploy"),
+        ("import", "claude-code", str(FIXTURES / "claude-code" / "projects")),
+        ("embed", "--all", "--embedder", "hash"),
+        ("doctor",),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "recallbox", "--db", str(db), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert done.returncode == 0, (args, done.stderr)
 
 
 def mcp_paths(db: Path, message_id: str) -> None:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "recallbox", "--db", str(db), "mcp"],
-                                   env=dict(os.environ))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "recallbox", "--db", str(db), "mcp"],
+        env=dict(os.environ),
+    )
 
     async def over_stdio() -> Any:
         async with Client(params) as client:
@@ -76,9 +90,11 @@ def mcp_paths(db: Path, message_id: str) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "recallbox", "--db", str(db), "mcp",
-                               "--http", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "recallbox", "--db", str(db), "mcp", "--http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

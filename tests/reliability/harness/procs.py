@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -47,10 +48,8 @@ class Child:
 
     def kill(self) -> int:
         """SIGKILL the child's whole process group (a CLI it runs dies with it)."""
-        try:
+        with contextlib.suppress(ProcessLookupError):  # it may have ended by itself
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         code = self.proc.wait()
         self.close()
         return code
@@ -86,10 +85,23 @@ def spawn(
     stderr_path = work / f"stderr-{writer}.txt"
     stderr = stderr_path.open("a", encoding="utf-8")
     args = {**DEFAULT_PARAMS.get(kind, {}), **(params or {})}
-    env = {**env_for_children(extra_paths), "RECALLBOX_HOME": str(work / "home"), **(extra_env or {})}
+    env = {
+        **env_for_children(extra_paths),
+        "RECALLBOX_HOME": str(work / "home"),
+        **(extra_env or {}),
+    }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "reliability.harness.worker", kind, str(db), str(work),
-         str(acks), writer, json.dumps(args)],
+        [
+            sys.executable,
+            "-m",
+            "reliability.harness.worker",
+            kind,
+            str(db),
+            str(work),
+            str(acks),
+            writer,
+            json.dumps(args),
+        ],
         cwd=work,
         env=env,
         stdin=subprocess.DEVNULL,
