@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 
+from reliability.harness import corpus  # noqa: E402
 from reliability.harness.canaries import SURFACES, plant, same_as_nothing, scan  # noqa: E402
 from reliability.harness.concurrency import (  # noqa: E402
     Role,
@@ -39,7 +40,7 @@ from reliability.harness.crash import crash_series  # noqa: E402
 from reliability.harness.jobs import WRITE_KINDS  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "reliability.json"
-SECTIONS = ("concurrency", "held_import", "crash", "faults", "hostile", "canaries")
+SECTIONS = ("concurrency", "held_import", "crash", "faults", "hostile", "fuzz", "canaries")
 
 
 def _commit() -> str:
@@ -60,7 +61,9 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
-def concurrency(root: Path, writers: int, writes: int) -> dict[str, Any]:
+def concurrency(root: Path, writers: int, writes: int, import_turns: int) -> dict[str, Any]:
+    big = corpus.claude_records("big", import_turns)  # a large import runs under the crowd
+    corpus.write_lines(root / "transcripts" / "claude" / "big.jsonl", big)
     roles = [
         Role("append", {"channel": "shared", "count": writes}, processes=writers // 2),
         Role("append", {"count": writes}, processes=writers - writers // 2),
@@ -75,10 +78,15 @@ def concurrency(root: Path, writers: int, writes: int) -> dict[str, Any]:
     return {
         "processes": result.processes,
         "python_writers": writers,
+        "imported_messages": 4 * import_turns,
         "writes_per_python_writer": writes,
         "acknowledged_writes": result.writes,
         "reads": result.reads,
-        "read_seconds": {"p95": result.read_p95_s, "max": result.longest_read_s},
+        "read_seconds": {
+            "p95": result.read_p95_s,
+            "max": result.longest_read_s,
+            "max_by_verb": result.longest_read_by_verb,
+        },
         "seconds": result.seconds,
         "problems": result.problems,
     }
@@ -160,6 +168,37 @@ def hostile(examples: int) -> dict[str, Any]:
     }
 
 
+def fuzz(root: Path, runs: int) -> dict[str, Any]:
+    """atheris over the text entry points (``benchmarks/reliability_fuzz.py``), when installed."""
+    try:
+        import atheris  # noqa: F401
+    except ImportError:
+        return {"skipped": "atheris is not installed (pip install atheris)", "problems": []}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "reliability_fuzz.py"),
+            f"-runs={runs}",
+            "-timeout=60",
+            "-print_final_stats=1",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    executed = [
+        line
+        for line in done.stderr.splitlines()
+        if line.startswith("stat::number_of_executed_units")
+    ]
+    return {
+        "runs": int(executed[-1].split(":")[-1]) if executed else 0,
+        "exit_code": done.returncode,
+        "problems": [] if done.returncode == 0 else [done.stderr[-3000:]],
+    }
+
+
 def canaries(root: Path, threads: int, per_thread: int, queries: int) -> dict[str, Any]:
     planted = plant(root, threads=threads, per_thread=per_thread, seed=15)
     out: dict[str, Any] = {
@@ -192,7 +231,14 @@ def main() -> int:
     parser.add_argument("--kinds", default=",".join(WRITE_KINDS))
     parser.add_argument("--writers", type=int, default=8, help="concurrent Python appenders")
     parser.add_argument("--writes", type=int, default=500, help="messages per appender")
+    parser.add_argument(
+        "--import-turns",
+        type=int,
+        default=3000,
+        help="turns (4 messages each) of the transcript imported meanwhile",
+    )
     parser.add_argument("--examples", type=int, default=600, help="hypothesis examples")
+    parser.add_argument("--fuzz-runs", type=int, default=20_000, help="atheris inputs")
     parser.add_argument("--canary-threads", type=int, default=400)
     parser.add_argument("--canary-per-thread", type=int, default=100)
     parser.add_argument("--canary-queries", type=int, default=24)
@@ -208,7 +254,7 @@ def main() -> int:
             work = root / section
             work.mkdir()
             if section == "concurrency":
-                results[section] = concurrency(work, args.writers, args.writes)
+                results[section] = concurrency(work, args.writers, args.writes, args.import_turns)
             elif section == "held_import":
                 results[section] = held_import(work)
             elif section == "crash":
@@ -217,6 +263,8 @@ def main() -> int:
                 results[section] = faults()
             elif section == "hostile":
                 results[section] = hostile(args.examples)
+            elif section == "fuzz":
+                results[section] = fuzz(work, args.fuzz_runs)
             else:
                 results[section] = canaries(
                     work, args.canary_threads, args.canary_per_thread, args.canary_queries

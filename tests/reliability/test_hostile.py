@@ -462,3 +462,38 @@ def test_json_output_of_an_argument_that_was_not_utf8_is_valid_json(seeded: reca
     )
     assert result.exit_code == 0, result.stdout
     assert json.loads(result.stdout)["query"] == "x\udce9y"
+
+
+# -- MCP tool arguments -----------------------------------------------------------------------
+@settings(max_examples=EXAMPLES // 3)
+@given(
+    text=hostile_text,
+    view=st.one_of(st.sampled_from(["audit", "model"]), hostile_text),
+    offset=st.one_of(st.integers(), st.text(max_size=5), st.none()),
+)
+def test_mcp_tool_arguments_give_bounded_results_or_tool_errors(
+    seeded: recallbox.Box, text: str, view: str, offset: Any
+) -> None:
+    import anyio
+    from mcp import Client
+
+    from recallbox.mcp_server import TOOL_ERROR_MAX_CHARS, build_server
+
+    calls = [
+        ("search_memory", {"query": text}),
+        ("search_memory", {"query": "deploy", "channel": text}),
+        ("read_message", {"message_id": text, "view": view, "offset": offset}),
+    ]
+
+    async def go() -> list[Any]:
+        async with Client(build_server(box=seeded)) as client:
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    CALLS[0] += len(calls)
+    with watchdog():
+        results = anyio.run(go)
+    for (name, _), result in zip(calls, results, strict=True):
+        body = "".join(getattr(c, "text", "") for c in result.content)
+        limit = TOOL_ERROR_MAX_CHARS * 2 if result.is_error else recallbox.THREAD_SEARCH_MAX_CHARS
+        assert len(body) <= limit, (name, len(body))
+        assert "Traceback" not in body, name

@@ -40,6 +40,7 @@ class ConcurrencyResult:
     reads: int = 0
     longest_read_s: float = 0.0
     read_p95_s: float = 0.0
+    longest_read_by_verb: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -84,7 +85,12 @@ def run_concurrently(root: Path, roles: list[Role], *, seed: int = 0) -> Concurr
                 break
         acks = read_acks(child.acks)
         all_acks += acks
-        reads += [float(a["seconds"]) for a in acks if a.get("kind") == "read"]
+        for a in acks:
+            if a.get("kind") == "read":
+                reads.append(float(a["seconds"]))
+                verb = str(a["verb"])
+                longest = result.longest_read_by_verb.get(verb, 0.0)
+                result.longest_read_by_verb[verb] = max(longest, float(a["seconds"]))
         if child.kind != "reader":
             with recallbox.open(env.db) as box:
                 result.problems += order_problems(box, acks)
