@@ -263,11 +263,12 @@ def test_json_deeper_than_the_limit_is_refused_by_name(
     seeded: recallbox.Box, form: str, depth: int
 ) -> None:
     value = nested(depth)
+    text = "[" * depth + '"deepleaf"' + "]" * depth  # json.dumps itself cannot go this deep
     with pytest.raises(recallbox.InvalidArgument, match="MAX_JSON_DEPTH"):
         if form == "metadata":
             seeded.append("deep", "user", "x", metadata={"v": value})
         else:
-            arguments = json.dumps(value) if form == "json text" else value
+            arguments = text if form == "json text" else value
             seeded.append(
                 "deep",
                 "assistant",

@@ -152,7 +152,7 @@ def reads_during_held_import(root: Path, *, seed: int = 0) -> HeldImportResult:
     db = root / "held.db"
     result = HeldImportResult()
     with recallbox.open(db) as box:
-        box.append("before:1", "user", "deploy staging before the import")
+        before = box.append("before:1", "user", "deploy staging before the import")
     lines = corpus.claude_records("held", HELD_IMPORT_TURNS, seed=seed)
     corpus.write_lines(root / "transcripts" / "claude" / "held.jsonl", lines)
     importer = spawn("import_claude_code", db, root, writer="held", params={"hold": True})
@@ -167,7 +167,11 @@ def reads_during_held_import(root: Path, *, seed: int = 0) -> HeldImportResult:
     try:
         result.lock_held = _write_lock_held(db)
         reader = spawn(
-            "reader", db, root, writer="r1", params={"count": 8, "busy_ms": READER_BUSY_MS}
+            "reader",
+            db,
+            root,
+            writer="r1",
+            params={"count": 8, "busy_ms": READER_BUSY_MS, "read_id": before.id},
         )
         reader.wait_ready()
         code = reader.wait(timeout=READER_WATCHDOG_S)

@@ -393,8 +393,8 @@ def run_reader(ctx: JobContext) -> None:
                 ctx.params["last_hit"] = hits[0].id if hits else ctx.params.get("last_hit")
             elif verb == "threads":
                 box.threads()
-            elif ctx.params.get("last_hit"):
-                box.read_message(str(ctx.params["last_hit"]))
+            elif ctx.params.get("read_id") or ctx.params.get("last_hit"):
+                box.read_message(str(ctx.params.get("read_id") or ctx.params["last_hit"]))
             ctx.ack.record(kind="read", verb=verb, seconds=time.perf_counter() - started)
 
 
