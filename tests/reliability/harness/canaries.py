@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import secrets
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -398,6 +397,3 @@ def same_as_nothing(p: Planted, surface: Surface, queries: list[str]) -> list[st
             problems.append(f"{surface.name} {label}: differs from a query that matches nothing")
     return problems
 
-
-def new_token() -> str:
-    return secrets.token_hex(4)
