@@ -45,3 +45,10 @@ LOCOMO_DATA ?= ../shared/bench/locomo-dev.json
 bench-locomo: $(VENV)/.dev
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[bench]'
 	$(BIN)/python benchmarks/locomo.py --data $(LOCOMO_DATA)
+
+# Cost vs history size (README "Benchmark: cost vs history size"); databases cached in SCALE_WORKDIR.
+SCALE_WORKDIR ?= /tmp/recallbox-scale
+.PHONY: bench-scale
+bench-scale: $(VENV)/.dev
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[bench]'
+	$(BIN)/python benchmarks/scale.py --sizes 10000,100000 --workdir $(SCALE_WORKDIR)

@@ -278,7 +278,7 @@ def box_searcher(
 ) -> Searcher:
     def searcher(q: Question) -> tuple[list[str], list[str]]:
         hits = search(
-            box.store,  # type: ignore[arg-type]
+            box.store,
             box.embedder,
             q.question,
             channel=f"locomo:{q.conversation}",

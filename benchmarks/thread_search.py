@@ -22,6 +22,7 @@ Writes JSON (commit, datasets, parameters, metric, p50/p95 per side) to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -45,7 +46,12 @@ import apsw  # noqa: E402
 
 import recallbox  # noqa: E402
 from recallbox.domains.threads import search_literal  # noqa: E402
-from recallbox.storage.base import CandidateStream, SearchableMessage  # noqa: E402
+from recallbox.storage.base import (  # noqa: E402
+    CandidateStream,
+    LiteralQuery,
+    SearchableMessage,
+    SearchFilter,
+)
 
 DEFAULT_MESSAGES = 1_000_000
 CAP_NOTES = ("in this order were checked", "candidate messages only")  # the index hit its cap
@@ -257,20 +263,16 @@ class NaiveStore:
     """Every searchable message in one Python list, in search order; scans per query."""
 
     def __init__(self, db: Path) -> None:
-        from recallbox.storage.sqlite.literal import (
-            ROW_COLUMNS,
-            SEARCH_FROM,
-            SEARCH_ORDER,
-            SEARCHABLE_WHERE,
-        )
+        from recallbox.storage.sqlite.literal import ROW_COLUMNS, SEARCH_FROM, SEARCH_ORDER
+        from recallbox.storage.sqlite.visibility import MESSAGE_SEARCHABLE_SQL
 
         conn = apsw.Connection(str(db))
         sql = (
-            f"SELECT {ROW_COLUMNS}, m.args_text FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} "
-            f"ORDER BY {SEARCH_ORDER}"
+            f"SELECT {ROW_COLUMNS}, m.args_text FROM {SEARCH_FROM} "
+            f"WHERE {MESSAGE_SEARCHABLE_SQL} ORDER BY {SEARCH_ORDER}"
         )
         self.rows: list[NaiveRow] = []
-        for r in conn.execute(sql, {"kind": "message"}):
+        for r in conn.execute(sql):
             message = SearchableMessage(
                 id=r[1],
                 channel=r[2],
@@ -284,12 +286,16 @@ class NaiveStore:
         conn.close()
 
     def literal_candidates(
-        self, term: str, *, channel: str | None, case_sensitive: bool, limit: int, recent: int = 0
+        self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
     ) -> CandidateStream:
         """Every message holding ``term``, in order: no cap (the complete naive answer)."""
         stream = CandidateStream()
-        stream.rows = self._scan(term, channel, case_sensitive)
+        stream.rows = self._scan(query.term, where.channel, query.case_sensitive)
         return stream
+
+    def read_snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """The list never changes: nothing to hold."""
+        return contextlib.nullcontext()
 
     def _scan(
         self, term: str, channel: str | None, case_sensitive: bool
@@ -329,7 +335,7 @@ def time_naive(naive: NaiveStore, queries: list[str]) -> tuple[list[float], list
     timings, outputs = [], []
     for query in queries:
         started = time.perf_counter()
-        outputs.append(search_literal(naive, query, None))  # type: ignore[arg-type]
+        outputs.append(search_literal(naive, query, None))
         timings.append(time.perf_counter() - started)
     return timings, outputs
 

@@ -10,6 +10,9 @@ from hypothesis import HealthCheck, settings
 
 import recallbox
 
+# The session's PostgreSQL server and a fresh database per test (tests/postgres_server.py).
+pytest_plugins = ("postgres_server",)
+
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

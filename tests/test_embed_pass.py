@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import recallbox
-from recallbox.storage.retrieval import OWNER_MESSAGE
+from recallbox.storage.base import CORPUS_MESSAGE, SearchFilter
 
 
 class CountingEmbedder:
@@ -29,7 +29,7 @@ class CountingEmbedder:
 
 
 def vector_count(box: recallbox.Box) -> int:
-    return sum(s.count for s in box.store.embedding_spaces(OWNER_MESSAGE))  # type: ignore[attr-defined]
+    return sum(s.count for s in box.store.embedding_spaces(CORPUS_MESSAGE))  # type: ignore[attr-defined]
 
 
 def add(box: recallbox.Box, count: int, channel: str = "ops") -> list[recallbox.Message]:
@@ -108,11 +108,13 @@ def test_a_changed_text_is_re_embedded_and_its_old_vector_is_not_used(db_path: P
             (message.id,),
         )
         store = box.store
-        space = store.embedding_spaces(OWNER_MESSAGE)[0]  # type: ignore[attr-defined]
-        assert store.message_distances([1.0, 1.0], [message.id], space=space) == {}  # type: ignore[attr-defined]
-        assert store.nearest_messages([1.0, 1.0], space=space, channel=None, limit=5) == []  # type: ignore[attr-defined]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]  # type: ignore[attr-defined]
+        assert store.distances([1.0, 1.0], [message.id], space=space, where=SearchFilter()) == {}  # type: ignore[attr-defined]
+        assert (
+            store.nearest([1.0, 1.0], space=space, where=SearchFilter(channel=None), limit=5) == []
+        )  # type: ignore[attr-defined]
         assert box.embed_all() == 1
-        assert store.message_distances([1.0, 1.0], [message.id], space=space)  # type: ignore[attr-defined]
+        assert store.distances([1.0, 1.0], [message.id], space=space, where=SearchFilter())  # type: ignore[attr-defined]
 
 
 def test_no_embedder(box: recallbox.Box) -> None:
@@ -131,7 +133,7 @@ def test_another_models_vectors_are_never_mixed(db_path: Path) -> None:
             box.embed_all()
         assert len(box.search("note", allow_embed=False)) == 3
         assert box.embed_all(rebuild=True) == 3
-        spaces = box.store.embedding_spaces(OWNER_MESSAGE)  # type: ignore[attr-defined]
+        spaces = box.store.embedding_spaces(CORPUS_MESSAGE)  # type: ignore[attr-defined]
         assert [(s.model_id, s.count) for s in spaces] == [("model-b", 3)]
         assert len(box.search("note")) == 3
     with (
@@ -146,7 +148,7 @@ def test_an_embedder_that_learns_its_dimension(db_path: Path) -> None:
     with recallbox.open(db_path, embedder=embedder) as box:
         add(box, 2)
         assert box.embed_all() == 2
-        assert box.store.embedding_spaces(OWNER_MESSAGE)[0].dim == 2  # type: ignore[attr-defined]
+        assert box.store.embedding_spaces(CORPUS_MESSAGE)[0].dim == 2  # type: ignore[attr-defined]
         assert len(box.search("note number")) == 2
 
 

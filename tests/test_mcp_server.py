@@ -266,7 +266,7 @@ def served_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[recallbox.B
     box = recallbox.open(shared_db(tmp_path_factory))
     yield box
     deadline = time.monotonic() + ANSWER_DRAIN_TIMEOUT_S
-    while box._answers_running and time.monotonic() < deadline:
+    while box._answers.running and time.monotonic() < deadline:
         time.sleep(0.05)
     box.close()
 

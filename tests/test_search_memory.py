@@ -441,7 +441,7 @@ def test_other_memory_runs_concurrently_in_both_connection_modes(
 
 
 def test_a_late_answer_is_dropped(box: recallbox.Box, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("recallbox.box.OTHER_MEMORY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr("recallbox.domains.other_memory.OTHER_MEMORY_TIMEOUT_S", 0.2)
     release = threading.Event()
     box.append("t", "user", "slow lorry")
 

@@ -13,9 +13,9 @@ import pytest
 import recallbox
 from recallbox.domains.sessions_render import render_sessions_bucket
 from recallbox.domains.transcripts import chunk_message_ids, skip_shown
+from recallbox.storage.base import CORPUS_TRANSCRIPT_CHUNK, SearchFilter
 from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.store import SQLiteStore
-from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK
 from recallbox.text.excerpt import HIT_TEXT_MAX_CHARS
 
 FIXTURES = Path(__file__).parent / "importers" / "fixtures"
@@ -158,14 +158,14 @@ def test_nearest_chunks_past_the_knn_limit_scan_exactly(
         box.import_transcripts("claude-code", session_file)
         box.embed_all()
         store: SQLiteStore = box.store  # type: ignore[assignment]
-        space = store.embedding_spaces(OWNER_TRANSCRIPT_CHUNK)[0]
+        space = store.embedding_spaces(CORPUS_TRANSCRIPT_CHUNK)[0]
         full = vectors.VEC_MAX_K
         got = {}
         for max_k in (full, 1):
             monkeypatch.setattr(vectors, "VEC_MAX_K", max_k)
             for channel in (None, CHANNEL):
-                got[max_k, channel] = store.nearest_chunks(
-                    [1.0, 0.0, 0.0], space=space, channel=channel, limit=2
+                got[max_k, channel] = store.nearest(
+                    [1.0, 0.0, 0.0], space=space, where=SearchFilter(channel=channel), limit=2
                 )
         for channel in (None, CHANNEL):
             assert len(got[full, channel]) == 2

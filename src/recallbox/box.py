@@ -1,37 +1,36 @@
-"""Box: the one object that owns a store; every verb of the public API is a method."""
+"""Box: the one object that owns a store; every verb of the public API is a method.
+
+A façade: each verb validates its arguments and delegates — to the store (``storage.base``
+protocols), to a domain module (``recallbox.domains``), to the importers or to the embedding
+passes. No SQL, no ranking and no rendering live here.
+
+Two kinds of verbs (DESIGN §5): the *agent-facing* ones (``search_memory``, ``read_message``,
+``search``, …) apply the privacy policy inside the store; the *person-facing audit* verbs
+(:meth:`Box.threads`, :meth:`Box.messages`, :meth:`Box.message`) show everything and are never
+called from an agent-facing path (an architecture test checks it).
+"""
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
-from recallbox.domains.message_view import check_page_request, format_page, message_page
+from recallbox.domains import history, reading
+from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
-from recallbox.domains.privacy import file_identity, normalize_source_name
-from recallbox.domains.resources import summary_with_directory
-from recallbox.domains.threads import (
-    OTHER_MEMORY_TIMEOUT_S,
-    Answerer,
-    keyword_answer,
-    search_literal,
-)
-from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_chunks, embed_messages
+from recallbox.domains.other_memory import AnswerPool, search_memory
+from recallbox.domains.privacy import file_identity, normalize_source_path
+from recallbox.domains.threads import Answerer, keyword_answer
+from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_all
 from recallbox.embeddings import Embedder, resolve_embedder
-from recallbox.errors import InvalidArgument, NotFound, UnsupportedFilter
+from recallbox.errors import InvalidArgument, NotFound
 from recallbox.search import search as run_search
 from recallbox.storage import open_store
-from recallbox.storage.base import Store
-from recallbox.storage.retrieval import RetrievalStore
-from recallbox.text.normalize import normalize_text
-from recallbox.text.windows import bounded_thread_search
+from recallbox.storage.base import Store, SyncStore, require
 from recallbox.types import (
     DoctorReport,
     Generation,
@@ -45,10 +44,6 @@ from recallbox.types import (
 )
 
 MEMORY_URL = ":memory:"
-OTHER_MEMORY_WORKERS = 2
-# One text for an unknown id and for an id of a quarantined thread: existence is not revealed.
-UNKNOWN_MESSAGE = "unknown message id; use a message_id shown by search_memory"
-logger = logging.getLogger(__name__)
 
 
 def _resolve_location(path_or_url: str | Path) -> str:
@@ -82,14 +77,12 @@ class Box:
         self.answerer: Answerer = answerer or partial(
             keyword_answer, store, self._other_memory_hits
         )
-        self._answer_pool: ThreadPoolExecutor | None = None
-        self._answer_lock = threading.Lock()
-        self._answers_running: set[Future[str]] = set()
+        self._answers = AnswerPool()
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
         """Close the store (after giving a running other-memory search its timeout to end)."""
-        self._stop_answer_pool()
+        self._answers.close()
         self.store.close()
 
     def __enter__(self) -> Box:
@@ -109,7 +102,7 @@ class Box:
         return self.store.ensure_thread(check_channel(channel), title)
 
     def threads(self) -> list[Thread]:
-        """Every thread, oldest first."""
+        """Every thread, oldest first, quarantined ones included (person-facing audit verb)."""
         return self.store.list_threads()
 
     def thread(self, channel: str) -> Thread:
@@ -118,15 +111,11 @@ class Box:
         Raises:
             NotFound: when no thread has this channel.
         """
-        thread = self.store.get_thread(check_channel(channel))
-        if thread is None:
-            raise NotFound(f"unknown channel {channel!r}; see `recallbox thread list`")
-        return thread
+        return history.find_thread(self.store, channel)
 
     def generations(self, channel: str) -> list[Generation]:
         """Every generation of a thread, in order."""
-        self.thread(channel)
-        return self.store.generations(channel)
+        return self.store.generations(self.thread(channel).channel)
 
     # -- writing ---------------------------------------------------------------------------
     def append(
@@ -170,25 +159,19 @@ class Box:
         return self.store.append(check_channel(channel), rows)
 
     def messages(self, channel: str, generation: int | None = None) -> list[Message]:
-        """The audit view: every message of a thread, ordered by (generation, seq).
+        """Every message of a thread, ordered by (generation, seq), whatever its state or the
+        policy (person-facing audit verb; agents read through ``read_message``).
 
         Raises:
             NotFound: unknown channel or generation number.
             InvalidArgument: a generation number below 1.
         """
         thread = self.thread(channel)
-        if generation is not None:
-            if not isinstance(generation, int) or generation < 1:
-                raise InvalidArgument(f"generation is a 1-based number, got {generation!r}")
-            if generation > thread.generation_count:
-                raise NotFound(
-                    f"thread {channel!r} has {thread.generation_count} generation(s), "
-                    f"not {generation}"
-                )
-        return self.store.messages(thread.channel, generation)
+        return self.store.messages(thread.channel, history.check_generation(thread, generation))
 
     def message(self, message_id: str) -> Message:
-        """One message by id (audit access, no privacy gate: see ``read_message``).
+        """One message by id, whatever its state or the policy (person-facing audit verb; the
+        agent-facing read is :meth:`read_message`).
 
         Raises:
             NotFound: unknown id.
@@ -201,7 +184,7 @@ class Box:
     def deliver(self, message_id: str) -> Message:
         """Mark a pending message as delivered to the model."""
         message = self.store.set_pending(message_id, False)
-        self._refresh_transcript_chunks(message)
+        refresh_chunks(self.store, message)
         return message
 
     def supersede(self, message_id: str, by: str) -> Message:
@@ -212,7 +195,7 @@ class Box:
         """
         self.message(by)
         message = self.store.set_superseded(message_id, by)
-        self._refresh_transcript_chunks(message)
+        refresh_chunks(self.store, message)
         return message
 
     def compact(self, channel: str, summary: str) -> Generation:
@@ -223,21 +206,9 @@ class Box:
 
         Raises:
             NotFound: unknown channel.
-            InvalidArgument: ``summary`` is not a string.
+            InvalidArgument: ``summary`` is not a string, or is empty or whitespace only.
         """
-        thread = self.thread(channel)
-        if not isinstance(summary, str):
-            raise InvalidArgument(f"summary must be a string, got {type(summary).__name__}")
-        closing = self.store.current_generation(thread.channel)
-        summary = summary_with_directory(
-            summary,
-            self.store.iter_messages(thread.channel, closing.number),
-            thread.channel,
-            closing.number,
-        )
-        row = build_row("system", summary, kind="compaction_summary")
-        self.store.append(thread.channel, [row])
-        return self.store.current_generation(thread.channel)
+        return history.compact(self.store, self.thread(channel), summary)
 
     # -- privacy policy --------------------------------------------------------------------
     def quarantine(self, channel: str) -> None:
@@ -261,14 +232,20 @@ class Box:
     def exclude_source(self, name: str) -> None:
         """Deny a source (a file name or path) in every domain.
 
-        Matches by normalised name (casefolded basename) and, when ``name`` is an existing
-        file, by file identity (a hard link to it is excluded too).
+        Every exclusion denies the transcript threads whose file has its basename (casefolded);
+        a name without ``/`` denies every document and code file with that basename, one with
+        ``/`` the knowledge documents whose source equals it or ends with ``/`` + it and the
+        code files whose scope-relative path equals it (DESIGN §5). When ``name`` is an existing
+        file, a hard link to it is excluded too (file identity).
+
+        Raises:
+            InvalidArgument: a name with no usable basename.
         """
-        self.store.set_source_excluded(normalize_source_name(name), True, file_identity(name))
+        self.store.set_source_excluded(normalize_source_path(name), True, file_identity(name))
 
     def include_source(self, name: str) -> None:
         """Lift an exclusion made by :meth:`exclude_source`."""
-        self.store.set_source_excluded(normalize_source_name(name), False)
+        self.store.set_source_excluded(normalize_source_path(name), False)
 
     # -- transcript import -------------------------------------------------------------------
     def import_transcripts(
@@ -293,20 +270,10 @@ class Box:
         Raises:
             InvalidArgument: unknown format.
         """
-        from recallbox.importers._sync_rows import SyncStore
         from recallbox.importers.sync import import_transcripts
 
-        return import_transcripts(cast(SyncStore, self.store), format, paths, progress=progress)
-
-    def _refresh_transcript_chunks(self, message: Message) -> None:
-        """Keep an imported thread's chunks in step when one of its messages changes status."""
-        from recallbox.importers._sync_rows import SyncStore
-        from recallbox.importers.sync import rechunk
-
-        store = cast(SyncStore, self.store)
-        if store.has_transcript_chunks(message.channel):
-            with store.transaction():
-                rechunk(store, message.channel, message.seq)
+        store = require(self.store, SyncStore)
+        return import_transcripts(store, format, paths, progress=progress)
 
     # -- health ----------------------------------------------------------------------------
     def doctor(self, *, repair: bool = False) -> DoctorReport:
@@ -314,11 +281,6 @@ class Box:
         return self.store.doctor(repair=repair)
 
     # -- ranked search and embedding passes (DESIGN §4.1, §4.2, §4.5) -----------------------
-    def _retrieval_store(self) -> RetrievalStore:
-        if not isinstance(self.store, RetrievalStore):
-            raise UnsupportedFilter("this storage backend has no ranked search")
-        return self.store
-
     def search(
         self,
         query: str,
@@ -327,34 +289,40 @@ class Box:
         channel: str | None = None,
         limit: int = 10,
         allow_embed: bool = True,
+        scope: str | None = None,
+        excluded: Sequence[str] = (),
     ) -> list[Hit]:
         """Ranked hits for ``query`` in one domain, best first (ties by id).
 
         Hybrid BM25 + vector ranking (DESIGN §4.2). With ``allow_embed`` and an embedder, the
         query is embedded once; without them, or when the embedder fails, keyword ranking
-        stands alone. Nothing is written. ``channel`` restricts the search to one thread. Any
-        query string is accepted (no hits is ``[]``).
+        stands alone. Nothing is written. ``channel`` restricts the search to one thread;
+        ``scope`` (knowledge, code) to a project's scope (knowledge: plus the global library);
+        ``excluded`` denies more sources for this call, matched as :meth:`exclude_source`
+        matches. Any query string is accepted (no hits is ``[]``).
 
         Raises:
-            InvalidArgument: an unknown or not yet available domain, or a bad ``limit``.
+            InvalidArgument: an unknown or not yet available domain, a bad ``limit``, a bad
+                ``excluded``, or a channel/scope the domain does not have.
             SchemaMismatch: stored vectors belong to another model than the embedder
                 (re-embed with ``recallbox embed --rebuild``).
         """
         return run_search(
-            self._retrieval_store(),
+            self.store,
             self.embedder,
             query,
             domain=domain,
             channel=channel,
             limit=limit,
             allow_embed=allow_embed,
+            scope=scope,
+            excluded=excluded,
         )
 
     def _record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        """Append a drill to the hit-log (DESIGN §4.2): ``read_message``, ``recall_context`` and
-        ``expand`` call this for the id they open, so ``embed_all(lazy=True)`` embeds it. Ids
-        are opaque and random, so an id handed to those verbs came from a recall result."""
-        self._retrieval_store().record_drill(target_id, domain=domain)
+        """Append a drill to the hit-log (DESIGN §4.2): the verbs that open a recalled id call
+        this, so ``embed_all(lazy=True)`` embeds it."""
+        self.store.record_drill(target_id, domain=domain)
 
     def embed_all(
         self,
@@ -366,26 +334,24 @@ class Box:
     ) -> int:
         """Embed every message that has no vector of the configured model yet; returns the count.
 
-        Resumable and interruptible: each batch is committed on its own. ``rebuild`` first
-        deletes the vectors of any other model; ``lazy`` embeds only messages that recall
-        drilled into (the hit-log). ``progress(done, total)`` is called after each batch.
+        Every registered domain with vectors is embedded in turn (messages, then transcript
+        chunks). Resumable and interruptible: each batch is committed on its own. ``rebuild``
+        first deletes the vectors of any other model; ``lazy`` embeds only what recall drilled
+        into (the hit-log). ``progress(done, total)`` is called after each batch.
 
         Raises:
             InvalidArgument: no embedder is configured.
             SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
         """
-        count = 0
-        # the messages, then the transcripts domain's chunks (DESIGN §4.5)
-        for embed in (embed_messages, embed_chunks):
-            count += embed(
-                self._retrieval_store(),
-                self.embedder,
-                rebuild=rebuild,
-                drilled_only=lazy,
-                batch_size=EMBED_BATCH_SIZE if batch_size is None else batch_size,
-                progress=progress,
-            )
-        return count
+        size = EMBED_BATCH_SIZE if batch_size is None else batch_size
+        return embed_all(
+            self.store,
+            self.embedder,
+            rebuild=rebuild,
+            drilled_only=lazy,
+            batch_size=size,
+            progress=progress,
+        )
 
     # -- thread search (DESIGN §3) ---------------------------------------------------------
     def search_memory(self, query: str, channel: str | None = None) -> str:
@@ -401,15 +367,7 @@ class Box:
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
-        if channel is None:
-            return search_literal(self.store, query, None)
-        channel = check_channel(channel)
-        started = time.monotonic()
-        text = normalize_text(query).strip()
-        future = self._submit_answer(text, channel) if text else None
-        literal = search_literal(self.store, query, channel)
-        answer = self._collect_answer(future, started)
-        return bounded_thread_search(answer, literal)
+        return search_memory(self.store, self._answers, self.answerer, query, channel)
 
     def read_message(self, message_id: str, view: str = "audit", offset: int = 0) -> str:
         """The full message as text, paged under 12 000 characters (DESIGN §3.3).
@@ -422,7 +380,7 @@ class Box:
             InvalidArgument: unknown view, or an offset that is negative or past the end.
             NotFound: unknown id, or an id of a quarantined thread (the same error).
         """
-        return format_page(self.message_page(message_id, view, offset), message_id)
+        return reading.read_message(self.store, message_id, view, offset)
 
     def message_page(self, message_id: str, view: str = "audit", offset: int = 0) -> Page:
         """:meth:`read_message` as a :class:`Page` (text, offset, next_offset, total_chars).
@@ -431,53 +389,11 @@ class Box:
             InvalidArgument: unknown view, or an offset that is negative or past the end.
             NotFound: unknown id, or an id of a quarantined thread (the same error).
         """
-        check_page_request(view, offset)
-        found = self.store.readable_message(message_id) if isinstance(message_id, str) else None
-        if found is None:
-            raise NotFound(UNKNOWN_MESSAGE)
-        self._record_drill(message_id)  # feeds the lazy embedding pass (DESIGN §4.2)
-        return message_page(found, view, offset)
+        return reading.message_page(self.store, message_id, view, offset)
 
     def _other_memory_hits(self, query: str, limit: int) -> list[Hit]:
         """The default answerer's ranking: sessions, keyword leg only (DESIGN §3.2)."""
         return self.search(query, domain="sessions", limit=limit, allow_embed=False)
-
-    def _submit_answer(self, query: str, channel: str) -> Future[str] | None:
-        with self._answer_lock:
-            if self._answer_pool is None:
-                self._answer_pool = ThreadPoolExecutor(
-                    max_workers=OTHER_MEMORY_WORKERS, thread_name_prefix="recallbox-answer"
-                )
-            future = self._answer_pool.submit(self.answerer, query, channel)
-            self._answers_running.add(future)
-        future.add_done_callback(self._answer_done)
-        return future
-
-    def _answer_done(self, future: Future[str]) -> None:
-        with self._answer_lock:
-            self._answers_running.discard(future)
-
-    def _collect_answer(self, future: Future[str] | None, started: float) -> str:
-        """The answer if it came in time and is text; otherwise the empty string."""
-        if future is None:
-            return ""
-        remaining = max(0.0, started + OTHER_MEMORY_TIMEOUT_S - time.monotonic())
-        try:
-            answer = future.result(timeout=remaining)
-        except Exception:  # a late or failing answerer leaves the literal part alone
-            future.cancel()
-            logger.debug("other-memory answer dropped", exc_info=True)
-            return ""
-        return answer if isinstance(answer, str) else ""
-
-    def _stop_answer_pool(self) -> None:
-        with self._answer_lock:
-            pool, self._answer_pool = self._answer_pool, None
-            running = list(self._answers_running)
-        if pool is None:
-            return
-        pool.shutdown(wait=False, cancel_futures=True)
-        wait(running, timeout=OTHER_MEMORY_TIMEOUT_S)
 
 
 def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
@@ -485,6 +401,7 @@ def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
 
     Raises:
         InvalidArgument: unusable location.
+        StoreUnavailable: the location cannot be opened (not a database, damaged, unwritable).
         SchemaMismatch: the database was written by a newer recallbox.
         DependencyMissing: ``embedder`` names a model whose extra is not installed.
     """

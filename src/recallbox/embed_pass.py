@@ -1,32 +1,30 @@
 """Embedding passes (DESIGN §4.2): the only code that writes document vectors.
 
-Nothing is embedded at write time. :func:`embed_messages` embeds, in batches of
-:data:`EMBED_BATCH_SIZE`, every message that has no vector of the configured model yet (or
-whose text changed since), walking the messages in storage order with a cursor. Each batch is
+Nothing is embedded at write time. :func:`embed_corpus` embeds, in batches of
+:data:`EMBED_BATCH_SIZE`, every row of one corpus (messages, transcript chunks, …) that has no
+vector of the configured model yet (or whose text changed since), walking the rows in storage
+order with a cursor; :func:`embed_all` does so for the corpus of every registered domain that
+has vectors (``recallbox.domains.registry``), in ``DOMAINS`` order. An empty corpus gets no
+embedding space. Each batch is
 written in its own transaction, so an interrupted pass (Ctrl-C, a crash) loses at most the
 batch in flight and the next pass resumes where it stopped. A text the embedder answers
 ``None`` for (or a batch it fails on) stays without a vector; keyword recall never needs one.
 
 * ``rebuild``: first delete the vectors of every other model, then embed everything missing.
-* ``drilled_only`` (the lazy pass): only messages the hit-log records a drill for.
+* ``drilled_only`` (the lazy pass): only rows the hit-log records a drill for (a chunk counts
+  when it holds a drilled message).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import cast
 
+from recallbox.domains.registry import vector_owners
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument
 from recallbox.search import message_space
-from recallbox.storage.retrieval import (
-    OWNER_MESSAGE,
-    EmbeddingSpace,
-    EmbedTarget,
-    RetrievalStore,
-)
-from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK, TranscriptSearchStore
+from recallbox.storage.base import EmbeddingSpace, EmbedTarget, VectorIndex, require
 
 #: Messages per embedder call and per write transaction.
 EMBED_BATCH_SIZE = 64
@@ -48,7 +46,7 @@ def _dimension(embedder: Embedder) -> int:
 
 
 def _space(
-    store: RetrievalStore, embedder: Embedder, owner: str, *, rebuild: bool
+    store: VectorIndex, embedder: Embedder, owner: str, *, rebuild: bool
 ) -> EmbeddingSpace | None:
     """The space ``owner``'s vectors of ``embedder`` go to (``None``: it produces no vector).
 
@@ -112,16 +110,17 @@ def _embed_batches(
     return written
 
 
-def embed_messages(
-    store: RetrievalStore,
+def embed_corpus(
+    store: VectorIndex,
     embedder: Embedder | None,
+    owner: str,
     *,
     rebuild: bool = False,
     drilled_only: bool = False,
     batch_size: int = EMBED_BATCH_SIZE,
     progress: Progress | None = None,
 ) -> int:
-    """Embed the messages that need a vector; returns how many vectors were written.
+    """Embed the rows of corpus ``owner`` that need a vector; returns how many were written.
 
     Raises:
         InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
@@ -129,14 +128,16 @@ def embed_messages(
     """
     embedder = _require_embedder(embedder)
     _check_batch_size(batch_size)
-    space = _space(store, embedder, OWNER_MESSAGE, rebuild=rebuild)
+    if not store.corpus_size(owner):
+        return 0  # nothing to embed: no space is created
+    space = _space(store, embedder, owner, rebuild=rebuild)
     if space is None:
         logger.warning("embedder %r produced no vector; nothing embedded", embedder.model_id)
         return 0
     return _embed_batches(
         embedder,
-        total=store.count_to_embed(space, drilled_only=drilled_only),
-        fetch=lambda after, limit: store.messages_to_embed(
+        total=store.count_embed_targets(space, drilled_only=drilled_only),
+        fetch=lambda after, limit: store.embed_targets(
             space, after=after, limit=limit, drilled_only=drilled_only
         ),
         put=lambda items: store.put_embeddings(space, items),
@@ -145,8 +146,8 @@ def embed_messages(
     )
 
 
-def embed_chunks(
-    store: RetrievalStore,
+def embed_all(
+    store: object,
     embedder: Embedder | None,
     *,
     rebuild: bool = False,
@@ -154,29 +155,25 @@ def embed_chunks(
     batch_size: int = EMBED_BATCH_SIZE,
     progress: Progress | None = None,
 ) -> int:
-    """Embed the transcript chunks that need a vector (DESIGN §4.5); returns how many were
-    written. The same rules as :func:`embed_messages`, over the chunks of imported threads
-    (``drilled_only``: chunks holding a message recall drilled into).
+    """Embed every registered domain's corpus (``box.embed_all``); returns the vector count.
 
     Raises:
         InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
-        SchemaMismatch: chunk vectors of another model are stored and ``rebuild`` is false.
+        SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
+        StoreUnavailable: the backend has no vectors.
     """
     embedder = _require_embedder(embedder)
     _check_batch_size(batch_size)
-    chunks = cast(TranscriptSearchStore, store)
-    if not chunks.transcript_chunk_count():
-        return 0  # no imported transcripts: no chunk space is created
-    space = _space(store, embedder, OWNER_TRANSCRIPT_CHUNK, rebuild=rebuild)
-    if space is None:
-        return 0
-    return _embed_batches(
-        embedder,
-        total=chunks.count_chunks_to_embed(space, drilled_only=drilled_only),
-        fetch=lambda after, limit: chunks.chunks_to_embed(
-            space, after=after, limit=limit, drilled_only=drilled_only
-        ),
-        put=lambda items: chunks.put_chunk_embeddings(space, items),
-        batch_size=batch_size,
-        progress=progress,
+    vectors = require(store, VectorIndex)
+    return sum(
+        embed_corpus(
+            vectors,
+            embedder,
+            owner,
+            rebuild=rebuild,
+            drilled_only=drilled_only,
+            batch_size=batch_size,
+            progress=progress,
+        )
+        for owner in vector_owners()
     )

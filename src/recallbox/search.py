@@ -1,31 +1,28 @@
 """``box.search``: the flat ranked-hits primitive every domain and the aggregator use (DESIGN §4.5).
 
-One call = at most one embedder call (the query, and only with ``allow_embed=True`` and an
-embedder configured) and no write of any kind. The vector leg is skipped, and the keyword
-results stand alone, when there is no embedder, ``allow_embed`` is false, or the embedder
-raises or answers ``None`` for the query. A database whose stored vectors belong to another
-model than the configured embedder raises :class:`~recallbox.errors.SchemaMismatch` instead of
-mixing them.
+One call = at most one embedder call (the query, and only with ``allow_embed=True``, an
+embedder configured and a domain with vectors) and no write of any kind. The vector leg is
+skipped, and the keyword results stand alone, when there is no embedder, ``allow_embed`` is
+false, or the embedder raises or answers ``None`` for the query. A database whose stored
+vectors belong to another model than the configured embedder raises
+:class:`~recallbox.errors.SchemaMismatch` instead of mixing them. The domain is looked up in
+``recallbox.domains.registry``; nothing here knows one domain from another.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
 
-from recallbox.domains import sessions, transcripts
+from recallbox.domains.base import QueryVector, SearchContext
+from recallbox.domains.privacy import call_exclusions
+from recallbox.domains.registry import AVAILABLE_DOMAINS, DOMAINS, get_domain
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument, SchemaMismatch
-from recallbox.storage.retrieval import OWNER_MESSAGE, EmbeddingSpace, RetrievalStore
-from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK, TranscriptSearchStore
+from recallbox.storage.base import EmbeddingSpace, SearchFilter, Store, VectorIndex
 from recallbox.text.fts_query import build_fts_query
 from recallbox.text.normalize import normalize_text
 from recallbox.types import Hit
 
-#: Every recall domain, in the order buckets are rendered (DESIGN §5).
-DOMAINS: tuple[str, ...] = ("memory", "knowledge", "sessions", "transcripts", "code")
-#: The domains ``search`` can answer in this version.
-AVAILABLE_DOMAINS: tuple[str, ...] = ("sessions", "transcripts")
 DEFAULT_SEARCH_LIMIT = 10
 #: The largest ``limit`` accepted.
 MAX_SEARCH_LIMIT = 1_000
@@ -34,18 +31,6 @@ LEG_KEYWORD = "keyword"
 LEG_VECTOR = "vector"
 HYBRID_LEGS: tuple[str, ...] = (LEG_KEYWORD, LEG_VECTOR)
 REBUILD_HINT = "recallbox embed --rebuild"
-
-
-def check_domain(domain: object) -> str:
-    """The domain name, or ``InvalidArgument`` for an unknown or not-yet-available one."""
-    if domain not in DOMAINS:
-        raise InvalidArgument(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
-    if domain not in AVAILABLE_DOMAINS:
-        raise InvalidArgument(
-            f"the {domain!r} domain is not available yet in this version of recallbox; "
-            f"search one of: {', '.join(AVAILABLE_DOMAINS)}"
-        )
-    return str(domain)
 
 
 def check_limit(limit: object) -> int:
@@ -59,11 +44,9 @@ def _describe(space: EmbeddingSpace) -> str:
     return f"{space.model_id!r} ({space.dim}-d)"
 
 
-def message_space(
-    store: RetrievalStore, embedder: Embedder, owner: str = OWNER_MESSAGE
-) -> EmbeddingSpace | None:
-    """The stored message vectors the embedder's vectors may be compared with (``None``: none);
-    ``owner`` picks another kind of vectors (transcript chunks).
+def message_space(store: VectorIndex, embedder: Embedder, owner: str) -> EmbeddingSpace | None:
+    """The stored vectors of ``owner``'s corpus the embedder's vectors may be compared with
+    (``None``: none).
 
     Raises:
         SchemaMismatch: vectors of another model (or dimension) are stored.
@@ -94,8 +77,55 @@ def embed_query(embedder: Embedder, text: str) -> list[float] | None:
     return result[0] if result else None
 
 
+def query_vector(
+    store: VectorIndex, embedder: Embedder, text: str, owner: str
+) -> QueryVector | None:
+    """The query's vector in ``owner``'s space, or ``None`` when the vector leg cannot run.
+
+    Raises:
+        SchemaMismatch: stored vectors belong to another model, or the embedder's answer has
+            another dimension than they do.
+    """
+    space = message_space(store, embedder, owner)
+    vector = embed_query(embedder, text)
+    if vector is None or space is None:
+        return None
+    if len(vector) != space.dim:
+        raise SchemaMismatch(
+            f"the embedder {embedder.model_id!r} answered a {len(vector)}-d vector but "
+            f"its stored vectors are {space.dim}-d; re-embed with `{REBUILD_HINT}`"
+        )
+    return QueryVector(vector, space)
+
+
+def _check_text(query: object, channel: object) -> None:
+    if not isinstance(query, str):
+        raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
+    if channel is not None and not isinstance(channel, str):
+        raise InvalidArgument(f"channel must be a string or None, got {type(channel).__name__}")
+
+
+def search_filter(
+    channel: str | None, scope: str | None, excluded: Sequence[str]
+) -> SearchFilter:
+    """The :class:`SearchFilter` of a verb's ``channel``, ``scope`` and per-call ``excluded``.
+
+    Raises:
+        InvalidArgument: a non-string channel or scope, or a bad ``excluded``.
+    """
+    if scope is not None and not isinstance(scope, str):
+        raise InvalidArgument(f"scope must be a project name or None, got {type(scope).__name__}")
+    names, identities = call_exclusions(excluded)
+    return SearchFilter(
+        channel=normalize_text(channel) if channel is not None else None,
+        scope=normalize_text(scope) if scope is not None else None,
+        excluded=names,
+        excluded_identities=identities,
+    )
+
+
 def search(
-    store: RetrievalStore,
+    store: Store,
     embedder: Embedder | None,
     query: str,
     *,
@@ -103,6 +133,8 @@ def search(
     channel: str | None = None,
     limit: int = DEFAULT_SEARCH_LIMIT,
     allow_embed: bool = True,
+    scope: str | None = None,
+    excluded: Sequence[str] = (),
     legs: Sequence[str] = HYBRID_LEGS,
 ) -> list[Hit]:
     """Ranked hits for ``query`` in ``domain``, best first (see :meth:`recallbox.Box.search`).
@@ -113,43 +145,32 @@ def search(
         InvalidArgument: unknown or unavailable domain, bad limit, non-string query/channel.
         SchemaMismatch: stored vectors belong to another model than ``embedder``.
     """
-    check_domain(domain)
+    found = get_domain(domain)
     check_limit(limit)
-    if not isinstance(query, str):
-        raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
-    if channel is not None and not isinstance(channel, str):
-        raise InvalidArgument(f"channel must be a string or None, got {type(channel).__name__}")
+    _check_text(query, channel)
     text = normalize_text(query).strip()
     if not text:
         return []
-    if channel is not None:
-        channel = normalize_text(channel)
-    query_vector: sessions.QueryVector | None = None
-    owner = OWNER_TRANSCRIPT_CHUNK if domain == transcripts.DOMAIN else OWNER_MESSAGE
-    if allow_embed and embedder is not None and LEG_VECTOR in legs:
-        space = message_space(store, embedder, owner)
-        vector = embed_query(embedder, text)
-        if vector is not None and space is not None:
-            if len(vector) != space.dim:
-                raise SchemaMismatch(
-                    f"the embedder {embedder.model_id!r} answered a {len(vector)}-d vector but "
-                    f"its stored vectors are {space.dim}-d; re-embed with `{REBUILD_HINT}`"
-                )
-            query_vector = sessions.QueryVector(vector, space)
-    if domain == transcripts.DOMAIN:
-        return transcripts.search(
-            cast(TranscriptSearchStore, store),
-            build_fts_query(text),
-            channel=channel,
-            limit=limit,
-            query_vector=query_vector,
-            use_keyword=LEG_KEYWORD in legs,
-        )
-    return sessions.search(
-        store,
-        build_fts_query(text),
-        channel=channel,
-        limit=limit,
-        query_vector=query_vector,
-        use_keyword=LEG_KEYWORD in legs,
-    )
+    where = search_filter(channel, scope, excluded)
+    vector = None
+    if allow_embed and embedder is not None and LEG_VECTOR in legs and found.owner is not None:
+        vector = query_vector(store, embedder, text, found.owner)
+    ctx = SearchContext(store, where, vector, use_keyword=LEG_KEYWORD in legs)
+    return found.search(ctx, build_fts_query(text), limit=limit)
+
+
+__all__ = [
+    "AVAILABLE_DOMAINS",
+    "DEFAULT_SEARCH_LIMIT",
+    "DOMAINS",
+    "HYBRID_LEGS",
+    "LEG_KEYWORD",
+    "LEG_VECTOR",
+    "MAX_SEARCH_LIMIT",
+    "check_limit",
+    "embed_query",
+    "message_space",
+    "query_vector",
+    "search",
+    "search_filter",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal
@@ -147,6 +148,10 @@ class Hit:
     best_message_id: str | None = None
     """``transcripts``: the chunk's message that holds the most query terms (the aggregator
     skips a chunk whose best message the sessions bucket already shows)."""
+    explain: Mapping[str, float | str] = field(default_factory=dict, hash=False)
+    """How the score came about (DESIGN §4.2): ``bm25`` (the raw keyword score ``s``),
+    ``keyword`` (``k``), ``vector`` (``v``) when present, ``fused`` (the score) and ``leg``
+    (``"keyword"`` or ``"vector"``, the leg that carried it); see ``recallbox.ranking.fusion``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,7 +170,8 @@ def test_a_path_under_a_file_is_one_line(tmp_path: Path, run) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")
     r = run("--db", str(blocker / "x.db"), "init")
-    assert (r.code, r.out) == (1, "") and r.error_line == f"File exists: {blocker}"
+    assert (r.code, r.out) == (1, "") and r.error_line.startswith("cannot create the database")
+    assert "is a file, not a folder" in r.error_line and "--db" in r.error_line
 
 
 def test_debug_shows_the_traceback_on_stderr(tmp_path: Path, monkeypatch) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 import recallbox
 from recallbox.domains.resources import (
     RESOURCE_DIRECTORY_MAX_CHARS,
@@ -119,8 +121,18 @@ def test_compaction_appends_directory_and_instruction(box: recallbox.Box) -> Non
         "use (tool call, tool result).\n(no tool activity)\n\n" + INSTRUCTION
     )
     assert instruction_line("ops") == INSTRUCTION
-    assert box.compact("ops", "").number == 3  # an empty generation compacts too
-    assert box.messages("ops", 3)[0].content.startswith("## 10. Resources used in generation 2")
+    assert box.compact("ops", "Second.").number == 3  # an empty generation compacts too
+    assert box.messages("ops", 3)[0].content.startswith(
+        "Second.\n\n## 10. Resources used in generation 2"
+    )
+
+
+@pytest.mark.parametrize("summary", ["", "   ", "\n\t", "\x00"])
+def test_an_empty_summary_is_refused(box: recallbox.Box, summary: str) -> None:
+    box.append("ops", "user", "hello")
+    with pytest.raises(recallbox.InvalidArgument, match="summary is empty"):
+        box.compact("ops", summary)
+    assert box.thread("ops").generation_count == 1
 
 
 def test_the_demo_directory_points_at_the_evidence(box: recallbox.Box) -> None:

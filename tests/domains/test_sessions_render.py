@@ -12,11 +12,11 @@ import recallbox
 from recallbox.domains.sessions_render import (
     ELLIPSIS,
     EXCERPT_CHARS,
+    SessionWindowStore,
     cut_excerpt,
     hit_excerpt,
     render_sessions_bucket,
 )
-from recallbox.storage.base import SessionWindowStore
 
 
 @dataclass(frozen=True)

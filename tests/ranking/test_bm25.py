@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recallbox.ranking.bm25 import BM25_IDF_FLOOR, BM25Corpus, bm25_idf, phrase_count
-from recallbox.text.fts_query import quote_phrase
+from recallbox.storage.sqlite.match import quote_phrase
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 RELATIVE_TOLERANCE = 1e-9

@@ -142,3 +142,22 @@ def test_limit_is_respected_and_is_a_prefix(raw: list, limit: int, threshold: fl
     full = fuse(candidates, threshold=threshold)
     assert fuse(candidates, threshold=threshold, limit=limit) == full[:limit]
     assert len(full[:limit]) <= limit
+
+
+def test_explain_names_each_leg_the_fused_score_and_the_carrying_leg() -> None:
+    from recallbox.ranking.fusion import carrying_leg
+
+    fused = fuse([Candidate("a", keyword=4.0, vector=0.1), Candidate("b", keyword=1.0, vector=0.9)])
+    strong_k, strong_v = (next(f for f in fused if f.id == i) for i in ("a", "b"))
+    assert strong_k.explain() == {
+        "fused": strong_k.score,
+        "bm25": 4.0,
+        "keyword": 1.0,
+        "vector": 0.1,
+        "leg": "keyword",
+    }
+    assert strong_v.explain()["leg"] == "vector" and strong_v.explain()["bm25"] == 1.0
+    assert carrying_leg(None, 0.5) == "vector" and carrying_leg(0.5, None) == "keyword"
+    assert carrying_leg(0.6, 0.4) == "keyword"  # 0.4·0.6 == 0.6·0.4: a tie goes to keyword
+    (vector_only,) = fuse([Candidate("c", keyword=None, vector=0.7)])
+    assert vector_only.explain() == {"fused": 0.7, "vector": 0.7, "leg": "vector"}

@@ -1,47 +1,35 @@
-"""Query sanitising for FTS5 MATCH (DESIGN §4.1): whole results, and never an error."""
+"""Query sanitising (DESIGN §4.1): typed keyword queries, whole results, and never an error.
+
+How a backend renders them is tested with the backend (``tests/storage/sqlite/test_match.py``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import apsw
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from recallbox.storage.base import LexicalQuery
 from recallbox.text.fts_query import (
     MAX_QUERY_TERMS,
     FtsQuery,
     build_fts_query,
     clean_word,
-    quote_phrase,
 )
 from recallbox.text.stopwords import STOPWORDS_EN, is_stopword
 
 
-@pytest.fixture(scope="module")
-def fts() -> Iterator[apsw.Connection]:
-    conn = apsw.Connection(":memory:")
-    conn.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')"
-    )
-    conn.execute("INSERT INTO t (body) VALUES ('deploy the billing service'), ('召回 回率')")
-    yield conn
-    conn.close()
-
-
 def test_a_plain_question() -> None:
     assert build_fts_query("What did Caroline research?") == FtsQuery(
-        expression='"Caroline" OR "research"',
+        lexical=LexicalQuery((("Caroline",), ("research",))),
         terms=("Caroline", "research"),
         literals=(),
-        phrases=('"Caroline"', '"research"'),
     )
 
 
-def test_operators_are_dropped_and_quotes_doubled() -> None:
+def test_operators_are_dropped() -> None:
     query = build_fts_query('deploy OR NEAR(billing) AND NOT say"hi"')
-    assert query.expression == '"deploy" OR "NEAR(billing" OR "say""hi"'
+    assert query.lexical.phrases == (("deploy",), ("NEAR(billing",), ('say"hi',))
     assert query.terms == ("deploy", "NEAR(billing", 'say"hi')
 
 
@@ -58,12 +46,15 @@ def test_identifiers_are_phrases_and_literals() -> None:
     query = build_fts_query("why does search_memory fail on ./src/box.py?")
     assert query.terms == ("search_memory", "fail", "./src/box.py")
     assert query.literals == ("search_memory", "./src/box.py")
-    assert query.expression == '"search_memory" OR "fail" OR "./src/box.py"'
+    assert query.lexical.phrases == (("search_memory",), ("fail",), ("./src/box.py",))
 
 
 def test_cjk_runs_become_phrases_of_bigrams() -> None:
-    assert build_fts_query("召回").expression == '"召回"'
-    assert build_fts_query("压缩摘要 recall").expression == '"压缩 缩摘 摘要" OR "recall"'
+    assert build_fts_query("召回").lexical.phrases == (("召回",),)
+    assert build_fts_query("压缩摘要 recall").lexical.phrases == (
+        ("压缩", "缩摘", "摘要"),
+        ("recall",),
+    )
 
 
 def test_punctuation_and_possessives_are_stripped() -> None:
@@ -76,7 +67,7 @@ def test_punctuation_and_possessives_are_stripped() -> None:
 
 @pytest.mark.parametrize("query", ["", "   ", "\x00", "OR AND NOT NEAR", '""', "***"])
 def test_nothing_searchable_is_an_empty_query(query: str) -> None:
-    assert build_fts_query(query) == FtsQuery("")
+    assert build_fts_query(query) == FtsQuery()
 
 
 def test_long_queries_are_capped() -> None:
@@ -90,25 +81,9 @@ def test_stop_words() -> None:
 
 
 @given(st.text(max_size=300))
-def test_any_text_gives_a_valid_match_expression(fts: apsw.Connection, text: str) -> None:
+def test_phrases_are_words_without_whitespace(text: str) -> None:
+    """The LexicalQuery contract every backend relies on: non-empty words, no whitespace."""
     query = build_fts_query(text)
-    if not query.is_empty:
-        fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (query.expression,)).fetchall()
-        assert query.expression == " OR ".join(query.phrases)
-
-
-@given(
-    st.lists(
-        st.sampled_from(['"', "(", ")", "OR", "NEAR", "*", "-", "^", ":", "\x00", "\ud800", "召回"])
-        | st.text(max_size=5),
-        max_size=20,
-    ).map(" ".join)
-)
-def test_syntax_characters_never_break_the_expression(fts: apsw.Connection, text: str) -> None:
-    query = build_fts_query(text)
-    if not query.is_empty:
-        fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (query.expression,)).fetchall()
-
-
-def test_quote_phrase() -> None:
-    assert quote_phrase('a"b') == '"a""b"'
+    assert len(query.lexical.phrases) == len(query.terms)
+    for phrase in query.lexical.phrases:
+        assert phrase and all(word and not any(c.isspace() for c in word) for word in phrase)

@@ -94,3 +94,31 @@ def knowledge_source_denied(
     if identity is not None and identity in excluded_identities:
         return True
     return any(knowledge_source_excluded(source, name) for name in exclusions)
+
+
+def call_exclusions(excluded: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A verb's per-call ``excluded=`` as (normalised exclusions, file identities).
+
+    Each name is normalised as :meth:`Box.exclude_source` does (``normalize_source_path``); a
+    name that is an existing file also yields its identity, so a hard link to it is denied.
+    Per-call exclusions only add to the stored policy (DESIGN §5).
+
+    Raises:
+        InvalidArgument: ``excluded`` is a bare string, or holds a non-string or unusable name.
+    """
+    if isinstance(excluded, str) or not isinstance(excluded, Iterable):
+        raise InvalidArgument(
+            "excluded must be a list of source names (e.g. excluded=['secrets.md']), "
+            f"got {type(excluded).__name__}"
+        )
+    names: list[str] = []
+    identities: list[str] = []
+    for name in excluded:
+        if not isinstance(name, str):
+            raise InvalidArgument(f"excluded holds source names, got {type(name).__name__}")
+        names.append(normalize_source_path(name))
+        identity = file_identity(name)
+        if identity is not None:
+            identities.append(identity)
+    return tuple(dict.fromkeys(names)), tuple(dict.fromkeys(identities))
+

@@ -2,7 +2,7 @@
 
 One search runs both legs over the store and fuses them (``recallbox.ranking.fusion``):
 
-* keyword: the sanitised FTS5 query (``recallbox.text.fts_query``) ranked by ``s = −bm25()``
+* keyword: the typed keyword query (``recallbox.text.fts_query``) ranked by BM25, ``s``,
   with the statistics of the corpus searched — the whole index for a search of every thread
   (FTS5's ``bm25()``), the thread for a ``channel`` search (its row count, average length and
   document frequencies, ``recallbox.ranking.bm25``) — best :data:`KEYWORD_CANDIDATES` rows;
@@ -11,26 +11,22 @@ One search runs both legs over the store and fuses them (``recallbox.ranking.fus
   leg found it.
 
 Candidate pools do not depend on ``limit`` (up to the pool size), so a smaller ``limit`` returns
-a prefix of a larger one. The store applies every exclusion (pending, superseded, invisible,
-machine events, compaction summaries, denied threads) in SQL; this module never sees those
-rows. No SQL here and no embedder call: the query vector is handed in.
+a prefix of a larger one. The store applies the visibility rule (pending, superseded,
+invisible, machine events, compaction summaries, denied threads) in every read, and the whole
+search runs on one read snapshot; this module never sees those rows. No SQL here and no
+embedder call: the query vector is handed in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from collections.abc import Sequence
 
+from recallbox.domains.base import SearchContext
+from recallbox.domains.hybrid import fuse_legs
+from recallbox.domains.sessions_render import render_sessions_bucket
 from recallbox.ranking.bm25 import scope_scores
-from recallbox.ranking.fusion import (
-    THRESHOLD_SESSIONS,
-    Candidate,
-    Fused,
-    fuse,
-    vector_similarity,
-)
-from recallbox.storage.retrieval import EmbeddingSpace, RetrievalStore, SearchRow
+from recallbox.ranking.fusion import THRESHOLD_SESSIONS, Fused
+from recallbox.storage.base import CORPUS_MESSAGE, KeywordIndex, SearchFilter, SearchRow
 from recallbox.text.excerpt import excerpt
 from recallbox.text.fts_query import FtsQuery
 from recallbox.types import Hit
@@ -42,52 +38,10 @@ KEYWORD_CANDIDATES = 200
 VECTOR_CANDIDATES = 200
 
 
-@dataclass(frozen=True, slots=True)
-class QueryVector:
-    """The query's embedding and the space whose stored vectors it may be compared with."""
-
-    vector: Sequence[float]
-    space: EmbeddingSpace
-
-
-class ScoredRow(Protocol):
-    """What fusion reads of a candidate's row besides its text."""
-
-    @property
-    def content_hash(self) -> str: ...
-
-
-R = TypeVar("R", bound=ScoredRow)
-
-
-class Nearest(Protocol):
-    """A store's nearest-vector search (``nearest_messages``, ``nearest_chunks``)."""
-
-    def __call__(
-        self, vector: Sequence[float], *, space: EmbeddingSpace, channel: str | None, limit: int
-    ) -> list[tuple[str, float]]: ...
-
-
-class Distances(Protocol):
-    """A store's distances of given ids (``message_distances``, ``chunk_distances``)."""
-
-    def __call__(
-        self, vector: Sequence[float], ids: Sequence[str], *, space: EmbeddingSpace
-    ) -> dict[str, float]: ...
-
-
-def literal_misses(text: str, literals: Sequence[str]) -> int:
-    """How many identifier literals ``text`` lacks (compared case-insensitively)."""
-    if not literals:
-        return 0
-    folded = text.casefold()
-    return sum(1 for literal in literals if literal.casefold() not in folded)
-
-
 def keyword_leg(
-    store: RetrievalStore, query: FtsQuery, *, channel: str | None, pool: int
+    store: KeywordIndex, query: FtsQuery, *, where: SearchFilter, pool: int
 ) -> dict[str, float]:
-    """``{id: s}`` of the best ``pool`` keyword matches in scope, ``s = −bm25()``.
+    """``{id: s}`` of the best ``pool`` keyword matches in scope, ``s`` the BM25 score.
 
     Trigger: a ``channel`` search. Why: inside one thread, words in most of its rows (the
     speakers' names, the project's name) carry no information, yet the IDF of the whole index
@@ -97,9 +51,9 @@ def keyword_leg(
     """
     if query.is_empty:
         return {}
-    if channel is None:
-        return dict(store.keyword_messages_ranked(query.expression, channel=None, limit=pool))
-    scope = store.keyword_scope(query.phrases, channel=channel)
+    if where.channel is None:
+        return dict(store.keyword_ranked(CORPUS_MESSAGE, query.lexical, where=where, limit=pool))
+    scope = store.keyword_scope(CORPUS_MESSAGE, query.lexical, where=where)
     if scope is None:
         return {}
     scores = scope_scores(
@@ -111,99 +65,64 @@ def keyword_leg(
     return dict(ranked[:pool])
 
 
-def fuse_legs(
-    keyword: Mapping[str, float] | None,
-    query_vector: QueryVector | None,
-    *,
-    nearest: Nearest,
-    distances: Distances,
-    rows_of: Callable[[Sequence[str]], Mapping[str, R]],
-    text_of: Callable[[R], str],
-    literals: Sequence[str],
-    channel: str | None,
-    pool: int,
-    limit: int,
-    threshold: float,
-) -> tuple[list[Fused], Mapping[str, R]]:
-    """Run the vector leg next to the ``keyword`` scores and fuse both; returns the fused
-    candidates (best first, at most ``limit``) and the rows they were read from.
-
-    ``keyword`` is ``{id: s}`` of the keyword leg, ``None`` when it did not run. The vector leg
-    takes the ``pool`` ``nearest`` ids plus the ``distances`` of every keyword candidate it did
-    not find, so an id is scored on the same
-    legs whichever leg found it. Ids without a row (``rows_of``) are dropped.
-    """
-    keyword_scores: Mapping[str, float] = keyword or {}
-    similarity: dict[str, float] = {}
-    if query_vector is not None:
-        found = nearest(
-            query_vector.vector,
-            space=query_vector.space,
-            channel=channel,
-            limit=pool,
-        )
-        similarity = {rid: vector_similarity(d) for rid, d in found}
-        unscored = [rid for rid in keyword_scores if rid not in similarity]
-        measured = distances(query_vector.vector, unscored, space=query_vector.space)
-        similarity.update((rid, vector_similarity(d)) for rid, d in measured.items())
-    ids = list(dict.fromkeys([*keyword_scores, *similarity]))
-    rows = rows_of(ids)
-    candidates = [
-        Candidate(
-            id=rid,
-            keyword=keyword_scores.get(rid, 0.0) if keyword is not None else None,
-            vector=similarity.get(rid),
-            content_hash=rows[rid].content_hash,
-            literal_misses=literal_misses(text_of(rows[rid]), literals),
-        )
-        for rid in ids
-        if rid in rows
-    ]
-    return fuse(candidates, threshold=threshold, limit=limit), rows
-
-
-def _hit(row: SearchRow, score: float, k: float | None, v: float | None, query: FtsQuery) -> Hit:
+def _hit(row: SearchRow, fused: Fused, query: FtsQuery) -> Hit:
     return Hit(
         id=row.id,
-        score=score,
+        score=fused.score,
         text=excerpt(row.content, query.terms, query.literals),
         domain=DOMAIN,
         channel=row.channel,
         created_at=row.created_at,
-        keyword=k,
-        vector=v,
+        keyword=fused.keyword,
+        vector=fused.vector,
         role=row.role,
+        best_message_id=row.id,  # a sessions hit is a message: read_message(hit.id)
+        explain=fused.explain(),
     )
 
 
-def search(
-    store: RetrievalStore,
-    query: FtsQuery,
-    *,
-    channel: str | None,
-    limit: int,
-    query_vector: QueryVector | None,
-    use_keyword: bool = True,
-) -> list[Hit]:
+def search(ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
     """Rank the messages in scope for ``query``; best first, at most ``limit``.
 
-    ``use_keyword=False`` (and an empty ``query``) skips the keyword leg; ``query_vector=None``
-    skips the vector leg. With neither, nothing is found.
+    ``ctx.use_keyword=False`` (and an empty ``query``) skips the keyword leg;
+    ``ctx.query_vector=None`` skips the vector leg. With neither, nothing is found.
     """
-    keyword: dict[str, float] | None = None
-    if use_keyword and not query.is_empty:
-        keyword = keyword_leg(store, query, channel=channel, pool=max(limit, KEYWORD_CANDIDATES))
-    fused, rows = fuse_legs(
-        keyword,
-        query_vector,
-        nearest=store.nearest_messages,
-        distances=store.message_distances,
-        rows_of=store.search_rows,
-        text_of=lambda row: row.content,
-        literals=query.literals,
-        channel=channel,
-        pool=max(limit, VECTOR_CANDIDATES),
-        limit=limit,
-        threshold=THRESHOLD_SESSIONS,
-    )
-    return [_hit(rows[f.id], f.score, f.keyword, f.vector, query) for f in fused]
+    store, where = ctx.store, ctx.where
+    with store.read_snapshot():
+        keyword: dict[str, float] | None = None
+        if ctx.use_keyword and not query.is_empty:
+            pool = max(limit, KEYWORD_CANDIDATES)
+            keyword = keyword_leg(store, query, where=where, pool=pool)
+        fused, rows = fuse_legs(
+            keyword,
+            ctx.query_vector,
+            nearest=store.nearest,
+            distances=store.distances,
+            rows_of=lambda ids: store.search_rows(ids, where=where),
+            text_of=lambda row: row.content,
+            literals=query.literals,
+            where=where,
+            pool=max(limit, VECTOR_CANDIDATES),
+            limit=limit,
+            threshold=THRESHOLD_SESSIONS,
+        )
+    return [_hit(rows[f.id], f, query) for f in fused]
+
+
+class SessionsDomain:
+    """The ``sessions`` entry of the registry."""
+
+    name = DOMAIN
+    owner: str | None = CORPUS_MESSAGE
+    threshold = THRESHOLD_SESSIONS
+
+    def search(self, ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
+        """See :func:`search`."""
+        return search(ctx, query, limit=limit)
+
+    def render_bucket(self, ctx: SearchContext, hits: Sequence[Hit], budget_chars: int) -> str:
+        """Hits grouped by thread with their windows (``recallbox.domains.sessions_render``)."""
+        return render_sessions_bucket(ctx.store, hits, budget_chars, where=ctx.where)
+
+
+SESSIONS = SessionsDomain()

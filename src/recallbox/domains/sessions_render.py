@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from recallbox.storage.base import SessionWindowStore
+from recallbox.storage.base import EVERYTHING, SearchFilter
 from recallbox.text.windows import ELLIPSIS, WINDOW_CHARS
-from recallbox.types import Message
+from recallbox.types import Message, Thread
 
 SESSIONS_WINDOW_RADIUS = 10
 EXCERPT_CHARS = WINDOW_CHARS
@@ -38,6 +38,16 @@ MIN_CUT_FRACTION = 0.5
 """A cut moves back to a sentence end (or a space) only as far as this fraction of the limit."""
 HIT_MARK = "> "
 CONTEXT_MARK = "  "
+
+
+class SessionWindowStore(Protocol):
+    """The reads behind the sessions bucket (``recallbox.storage.base.ThreadStore``'s)."""
+
+    def session_window(
+        self, message_id: str, radius: int, *, where: SearchFilter
+    ) -> list[Message]: ...
+
+    def get_thread(self, channel: str) -> Thread | None: ...
 
 
 class RankedHit(Protocol):
@@ -118,10 +128,12 @@ class _Group:
         return f"thread {self.channel}" + (f" — {self.title}" if self.title else "")
 
 
-def _groups(store: SessionWindowStore, hits: Sequence[RankedHit], radius: int) -> list[_Group]:
+def _groups(
+    store: SessionWindowStore, hits: Sequence[RankedHit], radius: int, where: SearchFilter
+) -> list[_Group]:
     groups: dict[str, _Group] = {}
     for rank, hit in enumerate(hits):
-        window = store.session_window(hit.id, radius)
+        window = store.session_window(hit.id, radius, where=where)
         if not window:
             continue  # not searchable (or denied): nothing of it is shown
         channel = window[0].channel
@@ -154,12 +166,14 @@ def render_sessions_bucket(
     budget_chars: int,
     *,
     radius: int = SESSIONS_WINDOW_RADIUS,
+    where: SearchFilter = EVERYTHING,
 ) -> str:
     """The sessions bucket text for ``hits`` (best first), at most ``budget_chars`` long.
 
-    ``""`` when nothing can be shown (no hits, or none searchable and allowed).
+    ``""`` when nothing can be shown (no hits, or none visible). ``where`` narrows the windows
+    as it narrowed the search.
     """
-    groups = _groups(store, hits, radius)
+    groups = _groups(store, hits, radius, where)
     used = 0
 
     def take(group: _Group, item: _Item) -> bool:

@@ -26,10 +26,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from recallbox.domains.messages import argument_leaves
-from recallbox.storage.base import CandidateStream, SearchableMessage, Store
+from recallbox.storage.base import (
+    CandidateStream,
+    LiteralQuery,
+    ReadableMessage,
+    SearchableMessage,
+    SearchFilter,
+)
 from recallbox.text.cjk import cjk_count
 from recallbox.text.normalize import normalize_text
 from recallbox.text.windows import Window, clip, cut_window
@@ -56,6 +64,24 @@ BLOCK_SEP = "\n\n"
 
 Answerer = Callable[[str, str], str]
 """The other-memory part: ``(query, channel) -> text``; empty when it finds nothing."""
+
+
+class LiteralStore(Protocol):
+    """What thread search reads of a store (``LiteralSearch`` and the snapshot)."""
+
+    def literal_candidates(
+        self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
+    ) -> CandidateStream: ...
+
+    def read_snapshot(self) -> AbstractContextManager[None]: ...
+
+
+class AnswerStore(Protocol):
+    """What the default answerer reads of a store: gated messages, on one snapshot."""
+
+    def readable_message(self, message_id: str) -> ReadableMessage | None: ...
+
+    def read_snapshot(self) -> AbstractContextManager[None]: ...
 
 
 def term_weight(word: str) -> int:
@@ -228,7 +254,7 @@ def scope_text(channel: str | None) -> str:
 
 
 def _candidates(
-    store: Store, term: str, channel: str | None, case_sensitive: bool
+    store: LiteralStore, term: str, channel: str | None, case_sensitive: bool
 ) -> tuple[CandidateStream, bool]:
     """The store's candidates for one pass of one term, and whether a bounded scan was used."""
     recent = 0
@@ -239,21 +265,28 @@ def _candidates(
         # Outcome: the newest messages are scanned as well, and the result says so.
         recent = SHORT_QUERY_SCAN_MESSAGES
     rows = store.literal_candidates(
-        term,
-        channel=channel,
-        case_sensitive=case_sensitive,
+        LiteralQuery(term, case_sensitive),
+        where=SearchFilter(channel=channel),
         limit=LITERAL_CANDIDATE_LIMIT,
         recent=recent,
     )
     return rows, recent > 0
 
 
-def search_literal(store: Store, query: str, channel: str | None) -> str:
+def search_literal(store: LiteralStore, query: str, channel: str | None) -> str:
     """The literal part of ``search_memory`` for ``query`` in ``channel`` (None: every thread).
 
-    Never longer than :data:`THREAD_LITERAL_MAX_CHARS`; never raises for any query text.
+    Never longer than :data:`THREAD_LITERAL_MAX_CHARS`; never raises for any query text. The
+    whole search reads one snapshot of the store.
     """
     terms = query_terms(query)
+    with store.read_snapshot():
+        collector = _collect(store, terms, channel)
+    shown_query = terms[0] if terms else ""
+    return collector.render(shown_query, scope_text(channel))
+
+
+def _collect(store: LiteralStore, terms: list[str], channel: str | None) -> LiteralCollector:
     collector = LiteralCollector()
     for term in terms:
         # A term without cased letters has no case-insensitive-only matches.
@@ -275,15 +308,14 @@ def search_literal(store: Store, query: str, channel: str | None) -> str:
                 # and checking it all would cost the whole history; the cut must be said.
                 # Outcome: the first candidates in order were checked, and the result says so.
                 collector.truncated_terms.append(term)
-    shown_query = terms[0] if terms else ""
-    return collector.render(shown_query, scope_text(channel))
+    return collector
 
 
 RankedSearch = Callable[[str, int], Sequence[Hit]]
 """``(query, limit) -> hits``: the ranked sessions search (keyword leg, no embedder call)."""
 
 
-def keyword_answer(store: Store, search: RankedSearch, query: str, channel: str) -> str:
+def keyword_answer(store: AnswerStore, search: RankedSearch, query: str, channel: str) -> str:
     """The default other-memory answerer: ranked keyword hits over every thread's messages.
 
     Ranking is the retrieval core's (``box.search(domain="sessions", allow_embed=False)``:
@@ -291,18 +323,21 @@ def keyword_answer(store: Store, search: RankedSearch, query: str, channel: str)
     appear). Each hit is a block with its message id and a window of its content around the
     first query word; the whole answer is at most :data:`KEYWORD_ANSWER_MAX_CHARS`, and empty
     when nothing matches. ``channel`` is not a filter: the literal part already covers that
-    thread verbatim.
+    thread verbatim. The ranking and the reads of the hits share one snapshot.
     """
     del channel
     words = [w.strip(QUOTE_CHARS) for w in normalize_text(query).split()]
     phrases = list(dict.fromkeys(w for w in words if w))[:MAX_QUERY_TERMS]
     if not phrases:
         return ""
+    with store.read_snapshot():
+        hits = search(query, KEYWORD_ANSWER_HITS)
+        found = [(hit, store.readable_message(hit.id)) for hit in hits]
     blocks: list[str] = []
-    for hit in search(query, KEYWORD_ANSWER_HITS):
-        message = store.get_message(hit.id)
-        if message is None:
+    for hit, readable in found:
+        if readable is None:
             continue
+        message = readable.message
         window = cut_window(message.content, _first_occurrence(message.content, phrases))
         blocks.append(
             f"[message_id={message.id} channel={quoted(message.channel)} "

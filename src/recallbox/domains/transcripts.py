@@ -1,167 +1,47 @@
-"""The transcripts domain: imported threads as chunks of consecutive turns (DESIGN §4.5).
+"""The ``transcripts`` domain (DESIGN §4.5): imported threads, ranked by chunks of turns.
 
-Rules (records and rules only; the store keeps the rows):
-
-* Only imported threads are chunked, and only their searchable messages: kind ``message``,
-  model-visible, not pending, not superseded (machine events and compaction summaries are not
-  evidence).
-* A chunk packs consecutive messages while its text stays within
-  :data:`TRANSCRIPT_CHUNK_TOKENS` (by :func:`recallbox.estimate_tokens`), and never crosses a
-  generation. A message longer than that is cut into parts at line or sentence ends, each
-  part a chunk of its own.
-* A chunk's id is its thread and first ``seq`` (``<channel>@<seq>``; a further part of one
-  long message ``<channel>@<seq>.<part>``). Chunking is greedy from a chunk start, so
-  re-chunking from the last chunk's start gives exactly what chunking the whole thread would:
-  lines appended to a transcript replace only its last chunk.
-* A chunk carries its message ids (in order), the source file and the source line range.
+The chunks themselves are built by ``recallbox.domains.chunking``. A search runs the same two
+legs and fusion as the sessions domain (``recallbox.domains.hybrid``) over the chunk corpus:
+BM25 of the whole chunk index (a ``channel`` filters), the nearest chunk vectors,
+:data:`~recallbox.ranking.fusion.THRESHOLD_TRANSCRIPTS`. A hit is one chunk, naming its file
+and line range and its best message (the one the sessions domain would rank first), which is
+what the ``recall()`` aggregator uses to skip a chunk the sessions bucket already shows.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol, TypeVar
 
-from recallbox.domains.sessions import QueryVector, fuse_legs
-from recallbox.ranking.fusion import THRESHOLD_TRANSCRIPTS
-from recallbox.storage.base import ChunkSource, TranscriptChunk
-from recallbox.storage.transcripts import ChunkRow, TranscriptSearchStore, chunk_id, parse_chunk_id
-from recallbox.text.cjk import cjk_count, is_cjk_char
+from recallbox.domains.base import SearchContext
+from recallbox.domains.chunking import (
+    TRANSCRIPT_CHUNK_TOKENS,
+    chunk_messages,
+    message_text,
+    split_to_budget,
+)
+from recallbox.domains.hybrid import fuse_legs
+from recallbox.domains.sessions_render import cut_excerpt
+from recallbox.ranking.fusion import THRESHOLD_TRANSCRIPTS, Fused
+from recallbox.storage.base import (
+    CORPUS_TRANSCRIPT_CHUNK,
+    ChunkRow,
+    TranscriptChunk,
+    chunk_id,
+    parse_chunk_id,
+)
 from recallbox.text.excerpt import excerpt
 from recallbox.text.fts_query import FtsQuery
-from recallbox.text.tokens import NON_CJK_CHARS_PER_TOKEN
+from recallbox.text.windows import WINDOW_CHARS
 from recallbox.types import Hit
 
 T = TypeVar("T")
 
-TRANSCRIPT_CHUNK_TOKENS = 500
-MESSAGE_SEPARATOR = "\n\n"
-CUT_MARKS = ("\n", ". ", "! ", "? ", "。", "！", "？", "; ")
-MIN_CUT_FRACTION = 0.5
-"""A part is cut at a line or sentence end only past this fraction of its budget."""
-
-
-def message_text(message: ChunkSource) -> str:
-    """A message as it reads in a chunk: ``[role] content``, then one line per tool call."""
-    lines = [f"[{message.role}] {message.content}".rstrip()]
-    for call in message.tool_calls or ():
-        arguments = json.dumps(call.get("arguments"), ensure_ascii=False)
-        lines.append(f"[{message.role} → {call.get('name')}] {arguments}")
-    return "\n".join(lines)
-
-
-def _tokens(non_cjk: int, cjk: int) -> int:
-    """:func:`recallbox.estimate_tokens` from character counts (the counts add up)."""
-    return math.ceil(non_cjk / NON_CJK_CHARS_PER_TOKEN) + cjk
-
-
-def _counts(text: str) -> tuple[int, int]:
-    cjk = 0 if text.isascii() else cjk_count(text)
-    return len(text) - cjk, cjk
-
-
-def split_to_budget(text: str, budget: int = TRANSCRIPT_CHUNK_TOKENS) -> list[str]:
-    """``text`` cut into parts of at most ``budget`` estimated tokens, at a line or sentence
-    end when one falls in the second half of a part, else hard."""
-    parts: list[str] = []
-    start = 0
-    while start < len(text) and _tokens(*_counts(text[start:])) > budget:
-        end = start + _fit(text, start, budget)
-        cut = start + _last_mark(text[start:end], end - start)
-        parts.append(text[start:cut])
-        start = cut
-    if start < len(text) or not parts:
-        parts.append(text[start:])
-    return parts
-
-
-def _fit(text: str, start: int, budget: int) -> int:
-    """The longest length of ``text[start:]`` whose estimate is within ``budget`` (one pass)."""
-    limit = budget * NON_CJK_CHARS_PER_TOKEN
-    window = text[start : start + limit]
-    if window.isascii():
-        return max(1, len(window))
-    non_cjk = cjk = 0
-    for index, char in enumerate(window):
-        if is_cjk_char(char):
-            cjk += 1
-        else:
-            non_cjk += 1
-        if _tokens(non_cjk, cjk) > budget:
-            return max(1, index)
-    return max(1, len(window))
-
-
-def _last_mark(text: str, end: int) -> int:
-    floor = int(end * MIN_CUT_FRACTION)
-    best = max((text.rfind(mark, floor, end) + len(mark) for mark in CUT_MARKS), default=-1)
-    return best if best > floor else end
-
-
-def chunk_messages(
-    messages: Iterable[ChunkSource], budget: int = TRANSCRIPT_CHUNK_TOKENS
-) -> Iterator[TranscriptChunk]:
-    """Pack messages (in thread order, searchable ones only) into chunks; streams."""
-    pending: list[ChunkSource] = []
-    texts: list[str] = []
-    non_cjk = cjk = 0  # character counts of the pending chunk's text
-
-    def flush() -> Iterator[TranscriptChunk]:
-        nonlocal non_cjk, cjk
-        if pending:
-            yield _chunk(pending, MESSAGE_SEPARATOR.join(texts), offsets=_offsets(texts))
-            pending.clear()
-            texts.clear()
-            non_cjk = cjk = 0
-
-    for message in messages:
-        text = message_text(message)
-        text_non_cjk, text_cjk = _counts(text)
-        if pending and message.generation != pending[0].generation:
-            yield from flush()
-        if _tokens(text_non_cjk, text_cjk) > budget:
-            yield from flush()
-            for part, piece in enumerate(split_to_budget(text, budget)):
-                yield _chunk([message], piece, part=part)
-            continue
-        separator = len(MESSAGE_SEPARATOR) if pending else 0
-        if pending and _tokens(non_cjk + separator + text_non_cjk, cjk + text_cjk) > budget:
-            yield from flush()
-            separator = 0
-        pending.append(message)
-        texts.append(text)
-        non_cjk += separator + text_non_cjk
-        cjk += text_cjk
-    yield from flush()
-
-
-def _offsets(texts: list[str]) -> tuple[int, ...]:
-    offsets, position = [], 0
-    for text in texts:
-        offsets.append(position)
-        position += len(text) + len(MESSAGE_SEPARATOR)
-    return tuple(offsets)
-
-
-def _chunk(
-    messages: list[ChunkSource], text: str, *, part: int = 0, offsets: tuple[int, ...] = (0,)
-) -> TranscriptChunk:
-    starts = [m.line_start for m in messages if m.line_start is not None]
-    ends = [m.line_end for m in messages if m.line_end is not None]
-    sources = [m.source for m in messages if m.source]
-    return TranscriptChunk(
-        first_seq=messages[0].seq,
-        part=part,
-        last_seq=messages[-1].seq,
-        generation=messages[0].generation,
-        message_ids=tuple(m.id for m in messages),
-        text=text,
-        source=sources[0] if sources else None,
-        line_start=min(starts) if starts else None,
-        line_end=max(ends) if ends else None,
-        message_offsets=offsets,
-    )
+DOMAIN = "transcripts"
+#: Keyword candidates per search (the BM25 pool min-max normalisation runs over).
+KEYWORD_CANDIDATES = 200
+#: Nearest-vector candidates per search.
+VECTOR_CANDIDATES = 200
 
 
 class ChunkReader(Protocol):
@@ -191,21 +71,12 @@ def skip_shown(
     return [hit for hit in hits if best_message(hit) not in shown_message_ids]
 
 
-# --- ranked search (DESIGN §4.2, §4.5) ------------------------------------------------------
-
-DOMAIN = "transcripts"
-#: Keyword candidates per search (the BM25 pool min-max normalisation runs over).
-KEYWORD_CANDIDATES = 200
-#: Nearest-vector candidates per search.
-VECTOR_CANDIDATES = 200
-
-
 def best_message_id(
     message_ids: Sequence[str], contents: Mapping[str, str], terms: Sequence[str]
 ) -> str | None:
     """The message of a chunk the sessions domain would rank first for ``terms``: the most
     distinct terms in its content, then the shorter content (a denser match), then the first.
-    Only messages in ``contents`` (the searchable ones) count; ``None`` when there are none."""
+    Only messages in ``contents`` (the visible ones) count; ``None`` when there are none."""
     needles = [term.casefold() for term in terms if term]
     best: tuple[int, int, int] | None = None
     chosen: str | None = None
@@ -221,14 +92,7 @@ def best_message_id(
     return chosen
 
 
-def _hit(
-    row: ChunkRow,
-    score: float,
-    k: float | None,
-    v: float | None,
-    query: FtsQuery,
-    contents: Mapping[str, str],
-) -> Hit:
+def _hit(row: ChunkRow, fused: Fused, query: FtsQuery, contents: Mapping[str, str]) -> Hit:
     lines = (
         (row.line_start, row.line_end)
         if row.line_start is not None and row.line_end is not None
@@ -236,69 +100,125 @@ def _hit(
     )
     return Hit(
         id=row.id,
-        score=score,
+        score=fused.score,
         text=excerpt(row.text, query.terms, query.literals),
         domain=DOMAIN,
         channel=row.channel,
         source=row.source,
         lines=lines,
         created_at=row.created_at,
-        keyword=k,
-        vector=v,
+        keyword=fused.keyword,
+        vector=fused.vector,
         best_message_id=best_message_id(row.message_ids, contents, query.terms),
+        explain=fused.explain(),
     )
 
 
-def search(
-    store: TranscriptSearchStore,
-    query: FtsQuery,
-    *,
-    channel: str | None,
-    limit: int,
-    query_vector: QueryVector | None,
-    use_keyword: bool = True,
-) -> list[Hit]:
+def search(ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
     """Rank the transcript chunks in scope for ``query``: one hit per chunk, best first.
 
-    The same two legs and fusion as the sessions domain (``recallbox.domains.sessions``), over
-    the chunk index: BM25 of the whole chunk corpus (a ``channel`` filters), the nearest chunk
-    vectors, :data:`~recallbox.ranking.fusion.THRESHOLD_TRANSCRIPTS`. Candidate pools do not
-    depend on ``limit``, so a smaller ``limit`` returns a prefix of a larger one.
+    Candidate pools do not depend on ``limit``, so a smaller ``limit`` returns a prefix of a
+    larger one.
     """
-    keyword: dict[str, float] | None = None
-    if use_keyword and not query.is_empty:
-        keyword = dict(
-            store.keyword_chunks_ranked(
-                query.expression, channel=channel, limit=max(limit, KEYWORD_CANDIDATES)
+    store, where = ctx.store, ctx.where
+    with store.read_snapshot():
+        keyword: dict[str, float] | None = None
+        if ctx.use_keyword and not query.is_empty:
+            pool = max(limit, KEYWORD_CANDIDATES)
+            ranked = store.keyword_ranked(
+                CORPUS_TRANSCRIPT_CHUNK, query.lexical, where=where, limit=pool
             )
+            keyword = dict(ranked)
+        fused, rows = fuse_legs(
+            keyword,
+            ctx.query_vector,
+            nearest=store.nearest,
+            distances=store.distances,
+            rows_of=lambda ids: store.chunk_rows(ids, where=where),
+            text_of=lambda row: row.text,
+            literals=query.literals,
+            where=where,
+            pool=max(limit, VECTOR_CANDIDATES),
+            limit=limit,
+            threshold=THRESHOLD_TRANSCRIPTS,
         )
-    fused, rows = fuse_legs(
-        keyword,
-        query_vector,
-        nearest=store.nearest_chunks,
-        distances=store.chunk_distances,
-        rows_of=store.chunk_rows,
-        text_of=lambda row: row.text,
-        literals=query.literals,
-        channel=channel,
-        pool=max(limit, VECTOR_CANDIDATES),
-        limit=limit,
-        threshold=THRESHOLD_TRANSCRIPTS,
-    )
-    message_ids = [mid for f in fused for mid in rows[f.id].message_ids]
-    contents = {mid: row.content for mid, row in store.search_rows(message_ids).items()}
-    return [_hit(rows[f.id], f.score, f.keyword, f.vector, query, contents) for f in fused]
+        message_ids = [mid for f in fused for mid in rows[f.id].message_ids]
+        found = store.search_rows(message_ids, where=where)
+    contents = {mid: row.content for mid, row in found.items()}
+    return [_hit(rows[f.id], f, query, contents) for f in fused]
 
+
+# --- the bucket -----------------------------------------------------------------------------
+
+
+def _item_head(hit: Hit) -> str:
+    parts = [f"[chunk_id={hit.id}"]
+    if hit.source is not None:
+        lines = f":{hit.lines[0]}-{hit.lines[1]}" if hit.lines is not None else ""
+        parts.append(f"source={hit.source}{lines}")
+    if hit.best_message_id is not None:
+        parts.append(f"best_message_id={hit.best_message_id}")
+    return " ".join(parts) + "]"
+
+
+def _notice(count: int) -> str:
+    return f"{count} more hit(s) not shown; narrow the query to see them."
+
+
+def render_transcripts_bucket(hits: Sequence[Hit], budget_chars: int) -> str:
+    """The transcripts bucket: one item per chunk, best first — a head line with the chunk
+    id, ``source:lines`` and the best message id (what ``read_message`` opens), then at most
+    :data:`~recallbox.text.windows.WINDOW_CHARS` of its text. Items that do not fit in
+    ``budget_chars`` are counted in a last line; ``""`` for no hits."""
+    items = [f"{_item_head(hit)}\n{cut_excerpt(hit.text, WINDOW_CHARS)}" for hit in hits]
+    shown: list[str] = []
+    used = 0
+    for index, item in enumerate(items):
+        left = len(items) - index - 1
+        reserve = len(_notice(left)) + 1 if left else 0
+        cost = len(item) + (2 if shown else 0)
+        if used + cost + reserve > budget_chars:
+            break
+        shown.append(item)
+        used += cost
+    text = "\n\n".join(shown)
+    if len(shown) < len(items):
+        notice = _notice(len(items) - len(shown))
+        text = f"{text}\n{notice}" if text else notice
+    return text if len(text) <= budget_chars else ""
+
+
+class TranscriptsDomain:
+    """The ``transcripts`` entry of the registry."""
+
+    name = DOMAIN
+    owner: str | None = CORPUS_TRANSCRIPT_CHUNK
+    threshold = THRESHOLD_TRANSCRIPTS
+
+    def search(self, ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
+        """See :func:`search`."""
+        return search(ctx, query, limit=limit)
+
+    def render_bucket(self, ctx: SearchContext, hits: Sequence[Hit], budget_chars: int) -> str:
+        """See :func:`render_transcripts_bucket`."""
+        del ctx
+        return render_transcripts_bucket(hits, budget_chars)
+
+
+TRANSCRIPTS = TranscriptsDomain()
 
 __all__ = [
     "DOMAIN",
+    "TRANSCRIPTS",
     "TRANSCRIPT_CHUNK_TOKENS",
+    "TranscriptsDomain",
     "best_message_id",
     "chunk_id",
     "chunk_message_ids",
     "chunk_messages",
     "message_text",
     "parse_chunk_id",
+    "render_transcripts_bucket",
     "search",
     "skip_shown",
     "split_to_budget",

@@ -9,32 +9,34 @@ docstring of :mod:`recallbox.importers.claude_code`.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from recallbox.importers._branches import BranchForest
+from recallbox.importers._claude_blocks import (
+    AssistantDraft,
+    CompactionDraft,
+    add_assistant_content,
+    attachment_text,
+    block_text,
+    plain_text,
+)
 from recallbox.importers._common import (
-    NO_TYPE,
     FileReport,
     JsonObject,
     as_object,
     compact_metadata,
     join_parts,
     parse_timestamp,
-    placeholder,
     str_or_none,
     type_name,
 )
 from recallbox.importers.records import (
     KIND_MACHINE_EVENT,
     KIND_MESSAGE,
-    ROLE_ASSISTANT,
     ROLE_SYSTEM,
     ROLE_TOOL,
     ROLE_USER,
-    Compaction,
     ImportedMessage,
     ThreadItem,
 )
@@ -43,8 +45,6 @@ SYNTHETIC_MODEL = "<synthetic>"
 COMPACT_BOUNDARY = "compact_boundary"
 QUEUED_COMMAND = "queued_command"
 DEFAULT_BOUNDARY_TEXT = "Conversation compacted"
-TOOL_USE_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-MEDIA_BLOCKS = frozenset({"image", "document"})
 SPAWNED_AGENT_KEY = "_spawned_agent_id"
 """Where the scan keeps the ``agentId`` of a finished sub-agent from ``toolUseResult``."""
 
@@ -74,66 +74,7 @@ def queued_prompt(attachment: JsonObject) -> str | None:
     return None
 
 
-@dataclass(slots=True)
-class _AssistantDraft:
-    """An assistant message being merged from the records that share its ``message.id``."""
-
-    line_start: int
-    line_end: int
-    created_at: datetime | None
-    metadata: JsonObject
-    kind: str
-    superseded: bool
-    texts: list[str] = field(default_factory=list)
-    thinking: list[str] = field(default_factory=list)
-    redacted_thinking: int = 0
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    uuids: list[str] = field(default_factory=list)
-
-    def finish(self) -> ImportedMessage:
-        metadata = dict(self.metadata, line_end=self.line_end)
-        if len(self.uuids) > 1:
-            metadata["uuids"] = self.uuids
-        if self.thinking:
-            metadata["thinking"] = self.thinking
-        if self.redacted_thinking:
-            metadata["redacted_thinking_blocks"] = self.redacted_thinking
-        return ImportedMessage(
-            role=ROLE_ASSISTANT,
-            content=join_parts(self.texts),
-            tool_calls=self.tool_calls or None,
-            tool_call_id=None,
-            kind=self.kind,
-            model_visible=self.kind == KIND_MESSAGE,
-            created_at=self.created_at,
-            metadata=metadata,
-            superseded=self.superseded,
-            line_start=self.line_start,
-            line_end=self.line_end,
-        )
-
-
-@dataclass(slots=True)
-class _CompactionDraft:
-    """A compaction boundary waiting for its ``isCompactSummary`` record."""
-
-    summary: str | None
-    created_at: datetime | None
-    metadata: JsonObject
-    line_start: int
-    line_end: int
-
-    def finish(self) -> Compaction:
-        return Compaction(
-            summary=self.summary or "",
-            created_at=self.created_at,
-            metadata=dict(self.metadata, line_end=self.line_end),
-            line_start=self.line_start,
-            line_end=self.line_end,
-        )
-
-
-_Draft = ThreadItem | _AssistantDraft | _CompactionDraft
+_Draft = ThreadItem | AssistantDraft | CompactionDraft
 
 
 def _line_start(item: _Draft) -> int:
@@ -152,12 +93,12 @@ class ThreadBuilder:
         self._extra = extra
         self._items: list[_Draft] = []
         self._generation = 1
-        self._drafts: dict[tuple[str, int, bool], _AssistantDraft] = {}
-        self._pending: _CompactionDraft | None = None
+        self._drafts: dict[tuple[str, int, bool], AssistantDraft] = {}
+        self._pending: CompactionDraft | None = None
 
     def finish(self) -> list[ThreadItem]:
         return [
-            item.finish() if isinstance(item, _AssistantDraft | _CompactionDraft) else item
+            item.finish() if isinstance(item, AssistantDraft | CompactionDraft) else item
             for item in self._items
         ]
 
@@ -190,22 +131,20 @@ class ThreadBuilder:
         cut = len(self._items)
         for index, item in enumerate(self._items):
             if (before_line is not None and _line_start(item) >= before_line) or (
-                isinstance(item, _CompactionDraft)
-                and item is self._pending
-                and item.summary is None
+                isinstance(item, CompactionDraft) and item is self._pending and item.summary is None
             ):
                 cut = index
                 break
         if not final:
             for index in range(cut - 1, -1, -1):
-                if isinstance(self._items[index], _AssistantDraft):
+                if isinstance(self._items[index], AssistantDraft):
                     cut = index
                     break
         taken, self._items = self._items[:cut], self._items[cut:]
         released = {id(item) for item in taken}
         self._drafts = {k: d for k, d in self._drafts.items() if id(d) not in released}
         return [
-            item.finish() if isinstance(item, _AssistantDraft | _CompactionDraft) else item
+            item.finish() if isinstance(item, AssistantDraft | CompactionDraft) else item
             for item in taken
         ]
 
@@ -274,9 +213,9 @@ class ThreadBuilder:
         data = record.data
         content = as_object(data.get("message")).get("content")
         if data.get("isCompactSummary"):
-            self._add_compact_summary(record, _plain_text(content, self._report), superseded)
+            self._add_compact_summary(record, plain_text(content, self._report), superseded)
         elif data.get("isMeta"):
-            text = _plain_text(content, self._report)
+            text = plain_text(content, self._report)
             self._emit(
                 record,
                 ROLE_USER,
@@ -302,7 +241,7 @@ class ThreadBuilder:
                     parts = []
                 self._add_tool_result(record, block, superseded)
             else:
-                parts.append(_block_text(block, self._report))
+                parts.append(block_text(block, self._report))
         if parts:
             self._emit(record, ROLE_USER, join_parts(parts), superseded=superseded)
 
@@ -316,7 +255,7 @@ class ThreadBuilder:
         self._emit(
             record,
             ROLE_TOOL,
-            _plain_text(block.get("content"), self._report),
+            plain_text(block.get("content"), self._report),
             superseded=superseded,
             tool_call_id=str_or_none(block.get("tool_use_id")),
             metadata=metadata,
@@ -332,7 +271,7 @@ class ThreadBuilder:
             synthetic = message.get("model") == SYNTHETIC_MODEL or bool(
                 data.get("isApiErrorMessage")
             )
-            draft = _AssistantDraft(
+            draft = AssistantDraft(
                 line_start=record.line,
                 line_end=record.line,
                 created_at=parse_timestamp(data.get("timestamp")),
@@ -354,7 +293,7 @@ class ThreadBuilder:
             draft.uuids.append(record.uuid)
         if (stop_reason := str_or_none(message.get("stop_reason"))) is not None:
             draft.metadata["stop_reason"] = stop_reason
-        _add_assistant_content(draft, message.get("content"), self._report)
+        add_assistant_content(draft, message.get("content"), self._report)
         if not superseded and draft.kind == KIND_MESSAGE:
             self._pending = None
 
@@ -363,7 +302,7 @@ class ThreadBuilder:
         if superseded:
             self._add_event(record, superseded)
             return
-        draft = _CompactionDraft(
+        draft = CompactionDraft(
             summary=None,
             created_at=parse_timestamp(data.get("timestamp")),
             metadata=compact_metadata(
@@ -402,7 +341,7 @@ class ThreadBuilder:
             pending.metadata["summary_uuid"] = record.uuid
         else:
             self._items.append(
-                _CompactionDraft(
+                CompactionDraft(
                     summary=text,
                     created_at=parse_timestamp(record.data.get("timestamp")),
                     metadata=self._metadata(record, summary_uuid=record.uuid),
@@ -428,7 +367,7 @@ class ThreadBuilder:
                 self._emit(
                     record,
                     ROLE_SYSTEM,
-                    _attachment_text(attachment),
+                    attachment_text(attachment),
                     superseded=superseded,
                     kind=KIND_MACHINE_EVENT,
                     model_visible=False,
@@ -452,73 +391,3 @@ class ThreadBuilder:
                 operation=str_or_none(data.get("operation")),
             ),
         )
-
-
-# --- content blocks ----------------------------------------------------------------------
-
-
-def _add_assistant_content(draft: _AssistantDraft, content: object, report: FileReport) -> None:
-    if isinstance(content, str):
-        draft.texts.append(content)
-        return
-    if not isinstance(content, list):
-        return
-    for block in content:
-        block_type = type_name(block)
-        if not isinstance(block, dict):
-            draft.texts.append(_block_text(block, report))
-        elif block_type in TOOL_USE_BLOCKS:
-            draft.tool_calls.append(
-                {
-                    "id": str(block.get("id") or ""),
-                    "name": str(block.get("name") or ""),
-                    "arguments": block.get("input"),
-                }
-            )
-        elif block_type == "thinking":
-            thinking = block.get("thinking")
-            if isinstance(thinking, str) and thinking:
-                draft.thinking.append(thinking)
-        elif block_type == "redacted_thinking":
-            draft.redacted_thinking += 1
-        else:
-            draft.texts.append(_block_text(block, report))
-
-
-def _plain_text(content: object, report: FileReport) -> str:
-    """String content as is; block content as its blocks' text joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return join_parts([_block_text(block, report) for block in content])
-    return ""
-
-
-def _block_text(block: object, report: FileReport) -> str:
-    """The text of one content block; a placeholder for images, documents and the unknown."""
-    if isinstance(block, str):
-        return block
-    if not isinstance(block, dict):
-        report.count("content_block:<not an object>")
-        return placeholder("block")
-    block_type = type_name(block)
-    if block_type == "text":
-        text = block.get("text")
-        return text if isinstance(text, str) else ""
-    if block_type in MEDIA_BLOCKS:
-        source = as_object(block.get("source"))
-        detail = str_or_none(source.get("media_type")) or str_or_none(source.get("url"))
-        return placeholder(str(block_type), detail)
-    if block_type == "tool_result":
-        return _plain_text(block.get("content"), report)
-    name = block_type or NO_TYPE
-    report.count(f"content_block:{name}")
-    return placeholder(name)
-
-
-def _attachment_text(attachment: JsonObject) -> str:
-    for key in ("content", "prompt", "text"):
-        value = attachment.get(key)
-        if isinstance(value, str):
-            return value
-    return json.dumps(attachment, ensure_ascii=False)

@@ -19,16 +19,12 @@ from recallbox.domains.messages import build_row_from_mapping
 from recallbox.importers._common import join_parts
 from recallbox.importers.records import Compaction, ImportedMessage
 from recallbox.importers.stream import Output
-from recallbox.storage.base import ImportLedger, ImportRecord, NewMessage, Store
+from recallbox.storage.base import ImportRecord, NewMessage, SyncStore
 from recallbox.text.normalize import needs_normalization, normalize_json, normalize_text
 from recallbox.types import Message
 
 KEY_SUFFIX = "#"
 """``<key>#<n>``: the n-th further record of a file with the same key (identical lines)."""
-
-
-class SyncStore(Store, ImportLedger, Protocol):
-    """A store that keeps the import ledger."""
 
 
 def row_hash(row: NewMessage) -> str:

@@ -26,22 +26,24 @@ whole whenever they change and synced by record key.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from recallbox.domains.chunking import rechunk
 from recallbox.domains.privacy import file_identity, normalize_source_name
-from recallbox.domains.transcripts import chunk_messages
 from recallbox.errors import InvalidArgument, NotFound
-from recallbox.importers._sync_rows import (
-    Counts,
-    SyncStore,
-    ThreadTouch,
-    Writer,
-    item_key,
+from recallbox.importers._sync_rows import Counts, ThreadTouch, Writer, item_key
+from recallbox.importers._sync_state import (
+    LedgerNodes,
+    Progress,
+    ProgressCallback,
+    line_start,
+    new_hasher,
+    prefix_hasher,
+    tail_hash,
 )
 from recallbox.importers.claude_stream import ClaudeCodeReader
 from recallbox.importers.codex_stream import CodexReader
@@ -53,27 +55,19 @@ from recallbox.importers.records import (
     FORMAT_OPENAI,
 )
 from recallbox.importers.stream import (
-    READ_BLOCK_BYTES,
     Output,
     StreamReader,
     TruncatedTail,
     decode_line,
     read_lines,
 )
-from recallbox.storage.base import (
-    ImportFile,
-    ImportNode,
-)
+from recallbox.storage.base import ImportFile, SyncStore
 from recallbox.text.normalize import normalize_text
-from recallbox.types import FileImportReport, ImportProgress, ImportReport, SkippedRecord
+from recallbox.types import FileImportReport, ImportReport, SkippedRecord
 
-TAIL_HASH_BYTES = 64 * 1024
-"""How much of the consumed prefix (its end) the unchanged-file check hashes."""
 DRAIN_EVERY_LINES = 256
 """Finished items are written after this many source lines (bounds memory)."""
 PROGRESS_EVERY_BYTES = 1 << 20
-NODE_CACHE_SIZE = 4096
-"""Recent branch nodes kept in memory (a record's parent is almost always a recent one)."""
 WHOLE_FILE_FORMATS = frozenset({FORMAT_OPENAI})
 
 STATUS_NEW = "new"
@@ -81,8 +75,6 @@ STATUS_APPENDED = "appended"
 STATUS_RESYNCED = "resynced"
 STATUS_UNCHANGED = "unchanged"
 STATUS_ERROR = "error"
-
-ProgressCallback = Callable[[ImportProgress], None]
 
 
 def import_transcripts(
@@ -99,7 +91,7 @@ def import_transcripts(
     """
     files = files_to_import(format, paths)
     sizes = [_size(f.path) for f in files]
-    tracker = _Progress(progress, files_total=len(files), bytes_total=sum(sizes))
+    tracker = Progress(progress, files_total=len(files), bytes_total=sum(sizes))
     reports: list[FileImportReport] = []
     for index, item in enumerate(files):
         tracker.start_file(item.path, index)
@@ -125,7 +117,7 @@ LEDGER_RETRIES = 3
 
 
 def _sync_file(
-    store: SyncStore, format: str, item: TranscriptFile, tracker: _Progress
+    store: SyncStore, format: str, item: TranscriptFile, tracker: Progress
 ) -> FileImportReport:
     """Sync one file; when another process synced it concurrently, decide again (the mode is
     chosen before the write lock is taken, so an unchanged file never waits for it)."""
@@ -152,108 +144,11 @@ def _size(path: Path) -> int:
         return 0
 
 
-@dataclass(slots=True)
-class _Progress:
-    callback: ProgressCallback | None
-    files_total: int
-    bytes_total: int
-    files_done: int = 0
-    bytes_before: int = 0
-    path: str = ""
-    records: int = 0
-
-    def start_file(self, path: Path, index: int) -> None:
-        self.path, self.files_done = normalize_text(str(path)), index
-
-    def update(self, file_bytes: int) -> None:
-        if self.callback is not None:
-            self.callback(
-                ImportProgress(
-                    path=self.path,
-                    files_done=self.files_done,
-                    files_total=self.files_total,
-                    bytes_done=min(self.bytes_before + file_bytes, self.bytes_total),
-                    bytes_total=self.bytes_total,
-                    records=self.records,
-                )
-            )
-
-    def finish_file(self, size: int) -> None:
-        self.bytes_before += size
-        self.files_done += 1
-        self.update(0)
-
-
-# --- hashing -------------------------------------------------------------------------------
-
-
-def _hasher() -> Any:
-    return hashlib.blake2b(digest_size=16)
-
-
-def prefix_hasher(path: Path, length: int) -> Any:
-    """A blake2b object fed the first ``length`` bytes of ``path`` (streamed)."""
-    hasher = _hasher()
-    remaining = length
-    with path.open("rb") as stream:
-        while remaining > 0:
-            block = stream.read(min(READ_BLOCK_BYTES, remaining))
-            if not block:
-                break
-            hasher.update(block)
-            remaining -= len(block)
-    return hasher
-
-
-def tail_hash(path: Path, end: int) -> str:
-    """The hash of the ``TAIL_HASH_BYTES`` before byte ``end`` (the cheap unchanged check)."""
-    start = max(0, end - TAIL_HASH_BYTES)
-    with path.open("rb") as stream:
-        stream.seek(start)
-        data = stream.read(end - start)
-    return str(hashlib.blake2b(data, digest_size=16).hexdigest())
-
-
-class _LedgerNodes:
-    """The reader's :class:`~recallbox.importers.stream.NodeIndex` over the ledger.
-
-    New nodes are buffered and written in batches; until then the cache answers for them.
-    """
-
-    def __init__(self, store: SyncStore, file_id: int) -> None:
-        self._store = store
-        self._file_id = file_id
-        self._cache: dict[str, ImportNode] = {}
-        self._pending: list[ImportNode] = []
-
-    def get(self, uuid: str) -> ImportNode | None:
-        node = self._cache.get(uuid)
-        if node is None:
-            node = self._store.import_node(self._file_id, uuid)
-        return node
-
-    def add(self, node: ImportNode) -> None:
-        if len(self._cache) >= NODE_CACHE_SIZE:
-            self.flush()
-            self._cache.clear()
-        self._cache[node.uuid] = node
-        self._pending.append(node)
-
-    def last_conversational(self, root: str, side: bool) -> str | None:
-        self.flush()
-        return self._store.last_conversational_node(self._file_id, root, side)
-
-    def flush(self) -> None:
-        if self._pending:
-            self._store.add_import_nodes(self._file_id, self._pending)
-            self._pending = []
-
-
 class _FileSync:
     """Syncs one file: decide the mode, read, write, resolve branches, save the cursor."""
 
     def __init__(
-        self, store: SyncStore, format: str, item: TranscriptFile, progress: _Progress
+        self, store: SyncStore, format: str, item: TranscriptFile, progress: Progress
     ) -> None:
         self.store = store
         self.format = format
@@ -267,7 +162,7 @@ class _FileSync:
         self.key = normalize_text(str(item.path))
         self.source_name = normalize_source_name(str(item.path))
         self.identity = file_identity(item.path)
-        self.nodes: _LedgerNodes | None = None
+        self.nodes: LedgerNodes | None = None
 
     def run(self) -> FileImportReport:
         path = self.path
@@ -289,7 +184,7 @@ class _FileSync:
             if known.path != self.key:
                 self.store.save_import_file(replace(known, path=self.key))
             return self._report(STATUS_UNCHANGED, [], {}, False)
-        hasher, status = _hasher(), STATUS_NEW
+        hasher, status = new_hasher(), STATUS_NEW
         if known is not None:
             status = STATUS_RESYNCED
             if self.format not in WHOLE_FILE_FORMATS and stat.st_size >= known.cursor_bytes:
@@ -370,7 +265,7 @@ class _FileSync:
     def _reader(self, file: ImportFile, fresh: bool) -> StreamReader:
         state = {} if fresh else file.state
         if self.format == FORMAT_CLAUDE_CODE:
-            self.nodes = _LedgerNodes(self.store, file.id)
+            self.nodes = LedgerNodes(self.store, file.id)
             return ClaudeCodeReader(
                 self.path, nodes=self.nodes, state=state, parent_session=self.parent_session
             )
@@ -414,7 +309,7 @@ class _FileSync:
         hold = reader.hold_line()
         prefix_hash = hasher.hexdigest()
         if hold is not None:
-            cursor_bytes, cursor_line, prefix_hash = _line_start(self.path, hold)
+            cursor_bytes, cursor_line, prefix_hash = line_start(self.path, hold)
         self._resolve_branches(file.id, reader, full=status == STATUS_RESYNCED)
         self._set_titles(reader, file.id)
         report = reader.report
@@ -534,23 +429,3 @@ class _FileSync:
                 self.store.set_thread_times(
                     channel, touch.first, touch.last, replace_last=touch.created
                 )
-
-
-def rechunk(store: SyncStore, channel: str, changed_from: int) -> int:
-    """Re-chunk a thread from the chunk holding its first change at ``changed_from`` (DESIGN
-    §4.5: lines appended to a transcript replace only its last chunk). Returns chunks written."""
-    start = store.chunk_restart_seq(channel, changed_from)
-    sources = store.iter_chunk_sources(channel, start)
-    return store.replace_transcript_chunks(channel, start, chunk_messages(sources))
-
-
-def _line_start(path: Path, line_number: int) -> tuple[int, int, str]:
-    """Byte offset, line count and prefix hash at the start of 1-based line ``line_number``."""
-    hasher = _hasher()
-    offset = 0
-    for line in read_lines(path):
-        if line.number >= line_number:
-            break
-        hasher.update(line.raw)
-        offset = line.end
-    return offset, line_number - 1, hasher.hexdigest()

@@ -21,7 +21,7 @@ is sorted: fewer missing identifier literals first (DESIGN §4.1: ``search_memor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from recallbox.ranking.bm25 import BM25_K1
 
@@ -36,6 +36,13 @@ THRESHOLD_SESSIONS = 0.05
 THRESHOLD_KNOWLEDGE = 0.05
 THRESHOLD_TRANSCRIPTS = 0.05
 THRESHOLD_MEMORY = 0.10
+#: ``Hit.explain`` keys (DESIGN §4.2, §9): the raw keyword score ``s``, the normalised ``k``,
+#: the vector similarity ``v``, the fused score, and the leg that carried it.
+EXPLAIN_BM25 = "bm25"
+EXPLAIN_KEYWORD = "keyword"
+EXPLAIN_VECTOR = "vector"
+EXPLAIN_FUSED = "fused"
+EXPLAIN_LEG = "leg"
 DOMAIN_THRESHOLDS: dict[str, float] = {
     "memory": THRESHOLD_MEMORY,
     "knowledge": THRESHOLD_KNOWLEDGE,
@@ -74,10 +81,35 @@ class Fused:
     keyword: float | None
     vector: float | None
     literal_misses: int = 0
+    raw_keyword: float | None = field(default=None, compare=False)
+    """``s = −bm25()`` before normalisation (``None`` when no keyword leg ran)."""
 
     def sort_key(self) -> tuple[int, float, str]:
         """Fewer missing literals first, then higher score, then id."""
         return (self.literal_misses, -self.score, self.id)
+
+    def explain(self) -> dict[str, float | str]:
+        """Each leg's score, the fused score and the leg that carried it (``Hit.explain``)."""
+        out: dict[str, float | str] = {EXPLAIN_FUSED: self.score}
+        if self.raw_keyword is not None:
+            out[EXPLAIN_BM25] = self.raw_keyword
+        if self.keyword is not None:
+            out[EXPLAIN_KEYWORD] = self.keyword
+        if self.vector is not None:
+            out[EXPLAIN_VECTOR] = self.vector
+        out[EXPLAIN_LEG] = carrying_leg(self.keyword, self.vector)
+        return out
+
+
+def carrying_leg(k: float | None, v: float | None) -> str:
+    """The leg whose weighted part of the hybrid score is larger (``keyword`` on a tie)."""
+    if v is None:
+        return EXPLAIN_KEYWORD
+    if k is None:
+        return EXPLAIN_VECTOR
+    return (
+        EXPLAIN_VECTOR if HYBRID_VECTOR_WEIGHT * v > HYBRID_KEYWORD_WEIGHT * k else EXPLAIN_KEYWORD
+    )
 
 
 def vector_similarity(distance: float) -> float:
@@ -129,7 +161,9 @@ def fuse(
         matched = candidate.keyword is not None and candidate.keyword > 0.0
         if score < threshold and not matched:
             continue
-        fused = Fused(candidate.id, score, k, candidate.vector, candidate.literal_misses)
+        fused = Fused(
+            candidate.id, score, k, candidate.vector, candidate.literal_misses, candidate.keyword
+        )
         scored.append((fused, candidate.content_hash))
     scored.sort(key=lambda pair: pair[0].sort_key())
     out: list[Fused] = []

@@ -1,88 +1,72 @@
-"""The storage protocol every backend implements (SQLite now, PostgreSQL later).
+"""The storage contract every backend implements (SQLite now, PostgreSQL later): one protocol
+per concern, composed into :class:`Store`.
 
-A store persists threads, generations and messages, keeps its full-text indexes in sync and
-applies the privacy policy it stores. It does **not** validate user input (``Box`` does that
-before building :class:`NewMessage` rows), rank results across domains, build windows, or call
-an embedding model. Domain code talks to this protocol only; no driver is imported above it.
+A store persists threads, generations and messages, keeps its indexes in sync, applies the
+privacy policy it stores and answers typed queries. It does **not** validate user input
+(``Box`` does that before building :class:`NewMessage` rows), rank across legs or domains,
+build windows, or call an embedding model. No driver is imported above this module.
+
+**The visibility rule.** Each backend has one definition of *visible* per corpus and applies
+it inside every statement that returns text, ids or counts to a search: a message is visible
+when it is not superseded, not ``model_visible=false``, not pending, not a machine event, not
+a compaction summary, its thread is not quarantined and the thread's source is not excluded
+(stored exclusions plus a call's :attr:`SearchFilter.excluded`); a transcript chunk when its
+thread passes the same gate. :meth:`StoreLifecycle.read_snapshot` runs several reads on one
+snapshot, so a quarantine committing mid-search never lets a row through. The audit reads
+(:meth:`ThreadStore.get_message`, :meth:`ThreadStore.messages`, :meth:`ThreadStore.list_threads`)
+show everything and belong to person-facing verbs only.
+
+Ranking statistics (BM25's IDF and average length) are corpus-level, as FTS5 computes them;
+only rows, ids and texts are gated.
+
+A backend may implement a subset; :func:`require` checks a capability at run time and says
+what is missing. The contract suite (``tests/storage/contract/``) runs against every backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol, TypeVar, runtime_checkable
 
+from recallbox.errors import StoreUnavailable
+from recallbox.storage.queries import (
+    CORPUS_MESSAGE,
+    CORPUS_TRANSCRIPT_CHUNK,
+    EVERYTHING,
+    LexicalQuery,
+    LiteralQuery,
+    Phrase,
+    SearchFilter,
+)
+from recallbox.storage.values import (
+    CandidateStream,
+    ChunkRow,
+    ChunkSource,
+    EmbeddingSpace,
+    EmbedTarget,
+    ImportFile,
+    ImportNode,
+    ImportRecord,
+    KeywordScope,
+    NewMessage,
+    ReadableMessage,
+    RowFrequencies,
+    SearchableMessage,
+    SearchRow,
+    TranscriptChunk,
+    chunk_id,
+    parse_chunk_id,
+)
 from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
 
-
-@dataclass(frozen=True, slots=True)
-class NewMessage:
-    """A validated, normalised message row, ready to insert.
-
-    ``opens_generation`` marks a compaction summary: the store closes the thread's current
-    generation and inserts this message as the first of the next one, in the same transaction.
-    """
-
-    role: str
-    kind: str
-    content: str
-    raw_content: str | None
-    tool_calls: list[dict[str, Any]] | None
-    tool_calls_raw: str | None
-    args_text: str
-    tool_call_id: str | None
-    model_visible: bool
-    pending: bool
-    created_at: datetime
-    metadata: dict[str, Any] = field(default_factory=dict)
-    opens_generation: bool = False
+P = TypeVar("P")
 
 
-@dataclass(frozen=True, slots=True)
-class MessageFilter:
-    """Which messages a search may see (DESIGN §3.2 exclusions), applied inside the store."""
-
-    channel: str | None = None
-    searchable_only: bool = True  # drop superseded, invisible, pending, machine events, summaries
-
-
-@dataclass(frozen=True, slots=True)
-class SearchableMessage:
-    """What thread search needs of one candidate message (``generation`` is the number)."""
-
-    id: str
-    channel: str
-    generation: int
-    seq: int
-    role: str
-    content: str
-    tool_calls: list[dict[str, Any]] | None
-
-
-@dataclass(frozen=True, slots=True)
-class ReadableMessage:
-    """A message for ``read_message``: the stored message plus the raw tool-call arguments."""
-
-    message: Message
-    tool_calls_raw: str | None
-
-
-class CandidateStream(Iterator[SearchableMessage]):
-    """Candidates in search order; ``truncated`` becomes true once the store stopped at the
-    caller's limit while its index held more (known only after that point is reached)."""
-
-    def __init__(self) -> None:
-        self.rows: Iterator[SearchableMessage] = iter(())
-        self.truncated = False
-
-    def __next__(self) -> SearchableMessage:
-        return next(self.rows)
-
-
-class Store(Protocol):
-    """What a backend offers the domain layer."""
+@runtime_checkable
+class StoreLifecycle(Protocol):
+    """Opening, migrating, transactions and snapshots."""
 
     capabilities: frozenset[str]
 
@@ -96,138 +80,199 @@ class Store(Protocol):
         """Close every connection this store opened."""
 
     def transaction(self) -> AbstractContextManager[None]:
-        """One write transaction (``BEGIN IMMEDIATE`` on SQLite); nested calls join it."""
+        """One write transaction; nested calls join it. Not allowed inside a read snapshot."""
+
+    def read_snapshot(self) -> AbstractContextManager[None]:
+        """Run the reads of the calling thread inside on one consistent snapshot (nested calls
+        and a surrounding write transaction join)."""
+
+
+@runtime_checkable
+class ThreadStore(Protocol):
+    """Threads, generations and messages: the history itself."""
 
     def ensure_thread(self, channel: str, title: str | None) -> Thread:
         """Return the thread for ``channel``, creating it (generation 1) when missing."""
 
     def get_thread(self, channel: str) -> Thread | None:
-        """The thread for ``channel`` or ``None``."""
+        """The thread for ``channel`` or ``None`` (metadata only; no policy applied)."""
 
     def list_threads(self) -> list[Thread]:
-        """Every thread, oldest first."""
+        """Audit read: every thread, oldest first."""
 
     def set_title(self, channel: str, title: str | None) -> None:
-        """Set a thread's title."""
+        """Set a thread's title (the thread is created when missing)."""
 
     def append(self, channel: str, rows: Sequence[NewMessage]) -> list[Message]:
         """Insert rows at the end of ``channel`` (created when missing), in one transaction."""
 
     def current_generation(self, channel: str) -> Generation:
-        """The open generation of ``channel``."""
+        """The open generation of ``channel`` (``NotFound`` for an unknown channel)."""
 
     def generations(self, channel: str) -> list[Generation]:
         """Every generation of ``channel``, in order."""
 
     def messages(self, channel: str, generation: int | None = None) -> list[Message]:
-        """Every message of ``channel`` (or of one generation), ordered by (generation, seq)."""
+        """Audit read: every message of ``channel`` (or of one generation), by (generation, seq)."""
 
     def iter_messages(self, channel: str, generation: int | None = None) -> Iterator[Message]:
-        """Like :meth:`messages`, streamed."""
+        """Audit read: :meth:`messages`, streamed."""
 
     def get_message(self, message_id: str) -> Message | None:
-        """One message by id, or ``None``."""
+        """Audit read: one message by id, or ``None``."""
 
     def set_pending(self, message_id: str, pending: bool) -> Message:
-        """Change a message's pending flag."""
+        """Change a message's pending flag (``NotFound`` for an unknown id)."""
 
     def set_superseded(self, message_id: str, by: str | None) -> Message:
         """Mark a message superseded by another (or clear it with ``None``)."""
 
+    def readable_message(self, message_id: str) -> ReadableMessage | None:
+        """One message with its raw tool-call text, or ``None`` when unknown **or** denied."""
+
+    def search_rows(self, ids: Sequence[str], *, where: SearchFilter) -> dict[str, SearchRow]:
+        """The visible messages among ``ids`` (the others are simply absent)."""
+
+    def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
+        """The hit and up to ``radius`` visible messages before and after it in its thread, in
+        order; ``[]`` when the hit itself is not visible."""
+
+
+@runtime_checkable
+class PolicyStore(Protocol):
+    """The stored privacy policy (DESIGN §5): quarantined threads, excluded sources."""
+
     def set_quarantined(self, channel: str, quarantined: bool) -> None:
-        """Quarantine or release a thread."""
+        """Quarantine or release a thread (``NotFound`` for an unknown channel)."""
 
     def set_source_excluded(self, name: str, excluded: bool, identity: str | None = None) -> None:
-        """Add or remove a normalised source name (and its file identity) from the exclusions."""
+        """Add or remove an exclusion (and its file identity).
+
+        ``name`` is the exclusion normalised by ``domains.privacy.normalize_source_path``: a
+        basename, or a path holding ``/``. Every exclusion denies thread sources with its
+        basename; a path also denies a knowledge document whose source equals it or ends with
+        ``/`` + it and a code file whose scope-relative path equals it; one without ``/``
+        denies every document and file with that basename (DESIGN §5). Removing lifts exactly
+        that exclusion.
+        """
 
     def set_thread_source(self, channel: str, source: str | None, identity: str | None) -> None:
         """Record the source a thread came from (normalised name, file identity)."""
 
     def thread_allowed(self, channel: str) -> bool:
-        """True when the privacy policy lets ``channel`` be read (False for unknown channels)."""
+        """True when the policy lets ``channel`` be read (False for unknown channels)."""
 
     def policy(self) -> Policy:
         """The stored privacy policy."""
 
-    def doctor(self, *, repair: bool = False) -> DoctorReport:
-        """Check (and with ``repair``, rebuild) every full-text index; never loses a base row."""
 
-    # -- thread search (DESIGN §3.2, §3.3) ---------------------------------------------------
+@runtime_checkable
+class LiteralSearch(Protocol):
+    """Thread search's candidates (DESIGN §3.2, §3.3)."""
+
     def literal_candidates(
-        self,
-        term: str,
-        *,
-        channel: str | None,
-        case_sensitive: bool,
-        limit: int,
-        recent: int = 0,
+        self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
     ) -> CandidateStream:
-        """Searchable messages that may hold ``term`` in their content or an argument leaf.
+        """Visible messages that may hold ``query.term`` in their content or an argument leaf.
 
-        A superset the caller rechecks exactly. Found through an index, never a full scan:
-        the trigram index for terms of 3+ characters, the CJK bigram index (content only) for
-        shorter terms with CJK; ``recent`` adds the newest ``recent`` searchable messages in
-        scope (a bounded scan for terms no index holds). The §3.2 exclusions and the
-        privacy gate (quarantine, excluded sources) are applied; ``channel=None`` means every
-        thread. Streamed in
-        thread-search order (threads by last activity, newest first; generation descending;
-        ``seq`` ascending), from the first ``limit`` candidates in that order (the stream's
-        ``truncated`` says when the index held more).
+        A superset the caller rechecks exactly, found through an index, never a full scan
+        (``recent`` adds the newest ``recent`` visible messages in scope: the bounded scan for
+        terms no index holds). Streamed in thread-search order (threads by last activity,
+        newest first; generation descending; ``seq`` ascending) from the first ``limit``
+        candidates in that order; ``truncated`` says when the index held more. Every statement
+        behind the stream, the lazy ones included, applies the visibility rule.
         """
 
-    def readable_message(self, message_id: str) -> ReadableMessage | None:
-        """One message with its raw tool-call text, or ``None`` when unknown **or** quarantined."""
+
+@runtime_checkable
+class KeywordIndex(Protocol):
+    """Ranked keyword search over any corpus (DESIGN §4.1)."""
+
+    def keyword_ranked(
+        self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int
+    ) -> list[tuple[str, float]]:
+        """``(public id, s)``, ``s`` the BM25 score over the whole corpus (higher is better),
+        of the visible rows matching ``query``; best first, ties by id, at most ``limit``."""
+
+    def keyword_scope(
+        self, corpus: str, query: LexicalQuery, *, where: SearchFilter
+    ) -> KeywordScope | None:
+        """BM25 statistics of ``query`` over the rows of one thread (``where.channel``,
+        required); ``None`` when the thread is unknown or denied."""
 
 
-@dataclass(frozen=True, slots=True)
-class ImportFile:
-    """The sync state of one transcript file (``id`` is 0 before it is first saved)."""
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Vectors of any corpus in embedding spaces (DESIGN §4.2); a space's owner is its corpus.
 
-    path: str
-    format: str
-    identity: str | None = None
-    size: int = 0
-    mtime_ns: int = 0
-    prefix_hash: str = ""
-    tail_hash: str = ""
-    cursor_bytes: int = 0
-    cursor_line: int = 0
-    sync_count: int = 0
-    state: dict[str, Any] = field(default_factory=dict)
-    id: int = 0
+    A vector counts only while it describes its row's current text (same content hash).
+    """
+
+    def corpus_size(self, corpus: str) -> int:
+        """How many rows ``corpus`` holds in every thread (the embedding passes skip an empty
+        corpus); bookkeeping, never shown."""
+
+    def embedding_spaces(self, owner: str) -> list[EmbeddingSpace]:
+        """Every registered space of ``owner`` with its vector count."""
+
+    def ensure_embedding_space(self, owner: str, model_id: str, dim: int) -> EmbeddingSpace:
+        """The space for (owner, model id, dim), created when missing."""
+
+    def drop_embedding_space(self, space: EmbeddingSpace) -> int:
+        """Delete a space and its vectors; returns how many vectors were deleted."""
+
+    def nearest(
+        self, vector: Sequence[float], *, space: EmbeddingSpace, where: SearchFilter, limit: int
+    ) -> list[tuple[str, float]]:
+        """``(public id, cosine distance)`` of the ``limit`` nearest visible rows, nearest first;
+        exact: a hidden row never takes a visible row's place, a channel filters in the index."""
+
+    def distances(
+        self,
+        vector: Sequence[float],
+        ids: Sequence[str],
+        *,
+        space: EmbeddingSpace,
+        where: SearchFilter,
+    ) -> dict[str, float]:
+        """Cosine distance from ``vector`` of those visible ``ids`` that have a vector."""
+
+    def embed_targets(
+        self, space: EmbeddingSpace, *, after: int, limit: int, drilled_only: bool = False
+    ) -> list[EmbedTarget]:
+        """Up to ``limit`` rows of the space's corpus with ``key > after`` whose vector is
+        missing or stale, in key order; never a row of a denied thread (an embedder may be
+        remote). ``drilled_only``: rows the hit-log records a drill for."""
+
+    def count_embed_targets(self, space: EmbeddingSpace, *, drilled_only: bool = False) -> int:
+        """How many rows :meth:`embed_targets` would return in total."""
+
+    def put_embeddings(
+        self, space: EmbeddingSpace, items: Sequence[tuple[EmbedTarget, Sequence[float]]]
+    ) -> int:
+        """Store vectors (replacing stale ones) in one transaction; returns how many."""
 
 
-@dataclass(frozen=True, slots=True)
-class ImportRecord:
-    """One record key of an imported file and the message it became."""
+@runtime_checkable
+class HitLog(Protocol):
+    """The append-only hit-log (DESIGN §5)."""
 
-    key: str
-    channel: str
-    message_id: str
-    content_hash: str
-    sync_id: int
-    node: str | None = None
+    def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
+        """Append a drill: recall's caller opened ``target_id``."""
 
-
-@dataclass(frozen=True, slots=True)
-class ImportNode:
-    """One Claude Code record in a file's branch forest (``side``: an inline sidechain)."""
-
-    uuid: str
-    parent: str | None
-    root: str
-    side: bool
-    conversational: bool
-    line: int
-    superseded: bool = False
+    def record_hits(
+        self, query: str, *, domain: str, layer: str, target_ids: Sequence[str]
+    ) -> None:
+        """Append one hit row per returned target."""
 
 
+@runtime_checkable
 class ImportLedger(Protocol):
     """The bookkeeping of incremental transcript import (DESIGN §4.5), next to the messages.
 
-    It stores which file was read how far, which record became which message, and the Claude
-    Code branch forest of each file. Calls are meant to run inside one ``store.transaction()``
-    per file, so a failed import leaves no trace. It never parses a file.
+    Which file was read how far, which record became which message, the Claude Code branch
+    forest of each file. Meant to run inside one ``store.transaction()`` per file, so a failed
+    import leaves no trace. It never parses a file.
     """
 
     def import_file(self, path: str) -> ImportFile | None:
@@ -266,8 +311,7 @@ class ImportLedger(Protocol):
     ) -> list[tuple[str, bool]]:
         """Recompute which nodes of one tree are superseded (the live line runs to the tree's
         last conversational record) and return ``(message id, superseded)`` for every message
-        whose status must change: of the nodes whose status changed, or with ``full`` (a file
-        read again from the start) of every node of the tree."""
+        whose status must change (with ``full``: of every node of the tree)."""
 
     def next_live_message(self, message_id: str) -> str:
         """The first live message after ``message_id`` in its thread (else the last live one
@@ -275,77 +319,157 @@ class ImportLedger(Protocol):
 
     def extend_message(self, message_id: str, row: NewMessage) -> None:
         """Replace a message's content, tool calls and metadata (records of one API message
-        arriving in two syncs); indexes follow through their triggers."""
-
-    def chunk_restart_seq(self, channel: str, seq: int) -> int:
-        """Where re-chunking must start to take in a change at ``seq``: the first seq of the
-        chunk holding (or preceding) ``seq``; ``seq`` itself when no chunk starts before it."""
-
-    def iter_chunk_sources(self, channel: str, from_seq: int) -> Iterator[ChunkSource]:
-        """The searchable messages of a thread from ``from_seq`` on, in order (streamed)."""
-
-    def replace_transcript_chunks(
-        self, channel: str, from_seq: int, chunks: Iterable[TranscriptChunk]
-    ) -> int:
-        """Make ``chunks`` the thread's chunks from ``from_seq`` on: a chunk whose text is
-        unchanged is kept, a changed one rewritten, one no longer produced removed (chunks are
-        an index, not history). Returns how many chunks were written."""
-
-    def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:
-        """One chunk of a thread the privacy gate allows, or ``None``."""
-
-    def has_transcript_chunks(self, channel: str) -> bool:
-        """Whether a thread is chunked (an imported thread with searchable messages)."""
-
-    def transcript_chunks(self, channel: str) -> list[tuple[int, str, TranscriptChunk]]:
-        """``(rowid, content hash, chunk)`` of every chunk of a thread, in order."""
+        arriving in two syncs); indexes follow."""
 
     def set_thread_times(
         self, channel: str, first: datetime, last: datetime, *, replace_last: bool
     ) -> None:
         """Date an imported thread by its transcript: ``created_at`` (and generation 1's
         ``opened_at``) move back to ``first``; ``last_activity`` becomes ``last`` (with
-        ``replace_last``, for a thread this import created) or the later of the two."""
+        ``replace_last``) or the later of the two."""
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkSource:
-    """One message as the chunker sees it."""
+@runtime_checkable
+class TranscriptChunks(Protocol):
+    """The transcripts domain's corpus (DESIGN §4.5): chunks of imported threads."""
 
-    id: str
-    seq: int
-    generation: int
-    role: str
-    content: str
-    tool_calls: list[dict[str, Any]] | None = None
-    source: str | None = None
-    line_start: int | None = None
-    line_end: int | None = None
+    def chunk_restart_seq(self, channel: str, seq: int) -> int:
+        """The first seq of the chunk holding (or preceding) ``seq``: where re-chunking must
+        start to take in a change at ``seq`` (``seq`` itself when no chunk starts before)."""
+
+    def iter_chunk_sources(self, channel: str, from_seq: int) -> Iterator[ChunkSource]:
+        """The messages a chunk may hold (not pending, superseded, hidden, machine events or
+        summaries) of a thread from ``from_seq`` on, in order (streamed)."""
+
+    def replace_transcript_chunks(
+        self, channel: str, from_seq: int, chunks: Iterable[TranscriptChunk]
+    ) -> int:
+        """Make ``chunks`` the thread's chunks from ``from_seq`` on: an unchanged chunk is
+        kept, a changed one rewritten, one no longer produced removed. Returns how many were
+        written."""
+
+    def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:
+        """One chunk of a thread the policy allows, or ``None``."""
+
+    def has_transcript_chunks(self, channel: str) -> bool:
+        """Whether a thread is chunked (an imported thread with chunkable messages)."""
+
+    def transcript_chunks(self, channel: str) -> list[tuple[int, str, TranscriptChunk]]:
+        """Audit read: ``(row key, content hash, chunk)`` of every chunk of a thread, in order."""
+
+    def chunk_rows(self, ids: Sequence[str], *, where: SearchFilter) -> dict[str, ChunkRow]:
+        """The visible chunks among ``ids`` (the others are simply absent)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TranscriptChunk:
-    """Consecutive messages of one generation (or one part of a long message)."""
+@runtime_checkable
+class Health(Protocol):
+    """Index health (DESIGN §4.1)."""
 
-    first_seq: int
-    part: int
-    last_seq: int
-    generation: int
-    message_ids: tuple[str, ...]
-    text: str
-    source: str | None
-    line_start: int | None
-    line_end: int | None
-    message_offsets: tuple[int, ...] = ()
-    """Where each message starts in ``text`` (parallel to ``message_ids``)."""
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
+        """Check (and with ``repair``, rebuild) every full-text index; never loses a base row."""
 
 
-class SessionWindowStore(Protocol):
-    """The reads behind the sessions bucket (DESIGN §4.5)."""
+@runtime_checkable
+class Store(
+    StoreLifecycle,
+    ThreadStore,
+    PolicyStore,
+    LiteralSearch,
+    KeywordIndex,
+    VectorIndex,
+    HitLog,
+    ImportLedger,
+    TranscriptChunks,
+    Health,
+    Protocol,
+):
+    """A complete backend: every concern above."""
 
-    def session_window(self, message_id: str, radius: int) -> list[Message]:
-        """The hit and up to ``radius`` searchable messages before and after it in its thread,
-        in order; ``[]`` when the hit is not searchable or its thread is denied."""
 
-    def get_thread(self, channel: str) -> Thread | None:
-        """The thread for ``channel`` or ``None``."""
+@runtime_checkable
+class SyncStore(StoreLifecycle, ThreadStore, PolicyStore, ImportLedger, TranscriptChunks, Protocol):
+    """What transcript import needs: the history, the policy, the ledger and the chunks."""
+
+
+#: Every protocol of the contract, in the order ``docs/ARCHITECTURE.md`` lists them.
+PROTOCOLS: tuple[type, ...] = (
+    StoreLifecycle,
+    ThreadStore,
+    PolicyStore,
+    LiteralSearch,
+    KeywordIndex,
+    VectorIndex,
+    HitLog,
+    ImportLedger,
+    TranscriptChunks,
+    Health,
+)
+
+
+def protocol_members(protocol: type) -> list[str]:
+    """The names a protocol asks for (its own and inherited), sorted."""
+    names: set[str] = set()
+    for klass in protocol.__mro__:
+        if klass in (object, Protocol) or not getattr(klass, "_is_protocol", False):
+            continue
+        names.update(n for n in vars(klass) if not n.startswith("_"))
+        names.update(getattr(klass, "__annotations__", {}))
+    return sorted(names)
+
+
+def require(store: object, protocol: type[P]) -> P:
+    """``store`` as a ``protocol`` it implements; the capability check behind every verb.
+
+    Raises:
+        StoreUnavailable: the backend lacks the capability (the message names what is missing).
+    """
+    if isinstance(store, protocol):
+        return store
+    missing = [name for name in protocol_members(protocol) if not hasattr(store, name)]
+    raise StoreUnavailable(
+        f"this storage backend ({type(store).__name__}) cannot do this: it does not implement "
+        f"{protocol.__name__} (missing: {', '.join(missing) or 'unknown'})"
+    )
+
+
+__all__ = [
+    "CORPUS_MESSAGE",
+    "CORPUS_TRANSCRIPT_CHUNK",
+    "EVERYTHING",
+    "PROTOCOLS",
+    "CandidateStream",
+    "ChunkRow",
+    "ChunkSource",
+    "EmbedTarget",
+    "EmbeddingSpace",
+    "Health",
+    "HitLog",
+    "ImportFile",
+    "ImportLedger",
+    "ImportNode",
+    "ImportRecord",
+    "KeywordIndex",
+    "KeywordScope",
+    "LexicalQuery",
+    "LiteralQuery",
+    "LiteralSearch",
+    "NewMessage",
+    "Phrase",
+    "PolicyStore",
+    "ReadableMessage",
+    "RowFrequencies",
+    "SearchFilter",
+    "SearchRow",
+    "SearchableMessage",
+    "Store",
+    "StoreLifecycle",
+    "SyncStore",
+    "ThreadStore",
+    "TranscriptChunk",
+    "TranscriptChunks",
+    "VectorIndex",
+    "chunk_id",
+    "parse_chunk_id",
+    "protocol_members",
+    "require",
+]

@@ -1,6 +1,8 @@
-"""User text to a safe FTS5 ``MATCH`` expression, and the terms the ranking rechecks (DESIGN §4.1).
+"""User text to a typed keyword query, and the terms the ranking rechecks (DESIGN §4.1).
 
-User text never reaches ``MATCH`` raw. :func:`build_fts_query`:
+User text never reaches a backend's query language: :func:`build_fts_query` makes a
+:class:`~recallbox.storage.queries.LexicalQuery` of phrases, which each backend renders itself
+(FTS5 ``MATCH`` on SQLite, quoted, so it is always well formed). It:
 
 1. normalises the text (``recallbox.text.normalize``: NUL and other C0 controls become spaces,
    lone surrogates U+FFFD);
@@ -10,17 +12,17 @@ User text never reaches ``MATCH`` raw. :func:`build_fts_query`:
    word with no letter or digit left;
 4. drops the words of :data:`~recallbox.text.stopwords.STOPWORDS_EN` unless that leaves nothing,
    and repeated words (compared case-insensitively);
-5. quotes each remaining word as an FTS5 phrase (inner ``"`` doubled); a word holding CJK text
-   is segmented first (``recallbox.text.cjk``), so a CJK run becomes a phrase of its bigrams;
-6. OR-joins the phrases. Nothing left means an empty expression, which the caller answers with
-   no hits instead of running a query.
+5. makes each remaining word a phrase; a word holding CJK text is segmented first
+   (``recallbox.text.cjk``), so a CJK run becomes a phrase of its bigrams;
+6. asks for rows holding any phrase. Nothing left means an empty query, which the caller
+   answers with no hits instead of running a query.
 
 A word containing ``_``, ``-``, ``.`` or ``/`` is an **identifier**: it is matched as a phrase
 like any word (the tokenizer splits it, so ``search_memory`` matches "search memory") and is
 also returned in :attr:`FtsQuery.literals`, so the ranking can put rows that contain it
 literally (case-insensitively) above rows that only contain its parts.
 
-No input string raises here; the result is always a well-formed expression or ``""``.
+No input string raises here.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from recallbox.storage.queries import LexicalQuery
 from recallbox.text.cjk import has_cjk, segment
 from recallbox.text.normalize import normalize_text
 from recallbox.text.stopwords import STOPWORDS_EN
 
-#: FTS5 operators that are dropped when they appear as a bare query word.
+#: Query operators (FTS5's) that are dropped when they appear as a bare query word.
 FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 #: A query word containing one of these characters is an identifier (rechecked literally).
 IDENTIFIER_CHARS = "_-./"
@@ -46,29 +49,32 @@ _TRAIL_CHARS = "\"'`\u2018\u2019\u201c\u201d\u00ab\u00bb)]}>.,;:!?\u2026*^"
 _POSSESSIVE_RE = re.compile(r"(?<=\w)['\u2019]s?$", re.IGNORECASE)
 
 
+#: The query with nothing to search for.
+NOTHING = LexicalQuery()
+
+
 @dataclass(frozen=True, slots=True)
 class FtsQuery:
     """A sanitised keyword query.
 
-    ``expression`` is the ``MATCH`` string (``""`` when nothing searchable is left): the
-    ``phrases`` OR-joined, one quoted phrase per word of ``terms`` (query order). ``literals``
-    are the identifier words to recheck.
+    ``lexical`` is what a store searches: one phrase per word of ``terms`` (query order).
+    ``terms`` are the kept words (excerpts centre on them); ``literals`` the identifier words
+    to recheck.
     """
 
-    expression: str
+    lexical: LexicalQuery = NOTHING
     terms: tuple[str, ...] = ()
     literals: tuple[str, ...] = ()
-    phrases: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
         """True when there is nothing to search for."""
-        return not self.expression
+        return self.lexical.is_empty
 
 
-def quote_phrase(text: str) -> str:
-    """An FTS5 string literal: ``text`` in double quotes with inner quotes doubled."""
-    return '"' + text.replace('"', '""') + '"'
+def phrase_of(word: str) -> tuple[str, ...]:
+    """The phrase a query word becomes: itself, or its CJK bigrams and other parts in order."""
+    return tuple(segment(word).split()) if has_cjk(word) else (word,)
 
 
 def _has_token_char(word: str) -> bool:
@@ -108,14 +114,14 @@ def query_words(query: str) -> list[str]:
 
 
 def build_fts_query(query: str) -> FtsQuery:
-    """Build the ``MATCH`` expression for ``query`` (see the module docstring); never raises."""
+    """Build the keyword query for ``query`` (see the module docstring); never raises."""
     if not isinstance(query, str):
-        return FtsQuery("")
+        return FtsQuery()
     words = query_words(query)
     content = [w for w in words if w.casefold() not in STOPWORDS_EN]
     kept = (content or words)[:MAX_QUERY_TERMS]
     if not kept:
-        return FtsQuery("")
-    phrases = tuple(quote_phrase(segment(w) if has_cjk(w) else w) for w in kept)
+        return FtsQuery()
+    lexical = LexicalQuery(tuple(phrase_of(w) for w in kept))
     literals = tuple(w for w in kept if is_identifier(w))
-    return FtsQuery(" OR ".join(phrases), tuple(kept), literals, phrases)
+    return FtsQuery(lexical, tuple(kept), literals)

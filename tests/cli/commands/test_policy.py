@@ -19,16 +19,22 @@ def test_policy_round_trip(db: str, run) -> None:
     r = run("--db", db, "policy", "quarantine", "secret:1")
     assert (r.code, r.out) == (0, "quarantined secret:1\n")
     r = run("--db", db, "policy", "exclude", "./Notes/Private.MD", "--json")
-    assert r.json() == {"quarantined": ["secret:1"], "excluded_sources": ["private.md"]}
+    # kept whole, as its normalised path (DESIGN §5: a path matches documents by path)
+    assert r.json() == {"quarantined": ["secret:1"], "excluded_sources": ["notes/private.md"]}
     assert run("--db", db, "policy", "show").out.splitlines() == [
         "quarantined threads:",
         "  secret:1",
         "excluded sources:",
-        "  private.md",
+        "  notes/private.md",
     ]
     assert "No matches" in run("--db", db, "search-memory", "hunter2-unique").out
     assert run("--db", db, "policy", "unquarantine", "secret:1").out == "released secret:1\n"
-    assert run("--db", db, "policy", "include", "private.md").out == "included private.md\n"
+    run("--db", db, "policy", "include", "private.md")  # another exclusion: lifts nothing
+    assert run("--db", db, "policy", "show", "--json").json()["excluded_sources"] == [
+        "notes/private.md"
+    ]
+    r = run("--db", db, "policy", "include", "notes/private.md")
+    assert r.out == "included notes/private.md\n"
     assert run("--db", db, "policy", "show", "--json").json() == {
         "quarantined": [],
         "excluded_sources": [],

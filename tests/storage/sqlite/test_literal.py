@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 import recallbox
-from recallbox.storage.base import Store
+from recallbox.storage.base import CandidateStream, LiteralQuery, SearchFilter, Store
 from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
     MATCH_MAX_TRIGRAMS,
@@ -23,6 +23,23 @@ from recallbox.storage.sqlite.literal import (
     trigram_match,
 )
 from recallbox.storage.sqlite.store import SQLiteStore
+
+
+def candidates(
+    box: recallbox.Box,
+    term: str,
+    *,
+    channel: str | None,
+    case_sensitive: bool,
+    limit: int,
+    recent: int = 0,
+) -> CandidateStream:
+    return box.store.literal_candidates(
+        LiteralQuery(term, case_sensitive),
+        where=SearchFilter(channel=channel),
+        limit=limit,
+        recent=recent,
+    )
 
 
 def test_patterns() -> None:
@@ -43,7 +60,7 @@ def test_patterns() -> None:
     )
 
 
-def plan(box: recallbox.Box, query: tuple[str, dict[str, object]]) -> str:
+def plan(box: recallbox.Box, query: tuple[str, tuple[object, ...]]) -> str:
     sql, params = query
     rows = box.store.pool.connection().execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()
     return "\n".join(str(r[3]) for r in rows)
@@ -65,7 +82,7 @@ def test_candidates_come_from_an_index_never_a_table_scan(
     assert source is not None
     assert plan(box, source).startswith(index)
     assert index_source("ab") is None
-    ordered = plan(box, sorted_sql({1, 2}, "ops", 9))
+    ordered = plan(box, sorted_sql({1, 2}, SearchFilter(channel="ops"), 9))
     assert "SEARCH m USING INTEGER PRIMARY KEY" in ordered and "SCAN m" not in ordered
 
 
@@ -73,15 +90,15 @@ def test_candidates_come_from_an_index_never_a_table_scan(
 def test_the_recent_scan_is_bounded_by_an_index_order(
     box: recallbox.Box, channel: str | None
 ) -> None:
-    text = plan(box, recent_source(channel, 50))
+    text = plan(box, recent_source(SearchFilter(channel=channel), 50))
     assert "USE TEMP B-TREE" not in text  # read in index order, stopping after 50 rows
 
 
 def test_the_exact_filter_uses_like_without_escape_and_glob(box: recallbox.Box) -> None:
     sql, values = filter_sql("a_b*", case_sensitive=True, ids=2)
-    assert "ESCAPE" not in sql and values == ["message", "%a_b*%", "*a_b[*]*"]
+    assert "ESCAPE" not in sql and values == ["%a_b*%", "*a_b[*]*"]
     sql, values = filter_sql("Ärger", case_sensitive=False, ids=2)
-    assert "LIKE" not in sql and values == ["message"]
+    assert "LIKE" not in sql and values == []
 
 
 def test_a_common_term_walks_the_order_instead_of_sorting(
@@ -92,17 +109,19 @@ def test_a_common_term_walks_the_order_instead_of_sorting(
     box.compact("b", "s")
     third = box.append("b", "user", "common word again").id
     expected = [third, *second, *first]
-    sorted_ids = list(ordered_candidate_ids(box.store.pool, "common", channel=None, limit=50))
+    sorted_ids = list(
+        ordered_candidate_ids(box.store.pool, "common", where=SearchFilter(), limit=50)
+    )
     monkeypatch.setattr("recallbox.storage.sqlite.literal.SORT_CANDIDATES_MAX", 2)
-    walked = list(ordered_candidate_ids(box.store.pool, "common", channel=None, limit=50))
+    walked = list(ordered_candidate_ids(box.store.pool, "common", where=SearchFilter(), limit=50))
     assert walked == sorted_ids
-    found = box.store.literal_candidates("common", channel=None, case_sensitive=True, limit=4)
+    found = candidates(box, "common", channel=None, case_sensitive=True, limit=4)
     assert [m.id for m in found] == expected[:4]
     assert ids_of(box, "common word again") == [third]
 
 
 def ids_of(box: recallbox.Box, term: str) -> list[str]:
-    rows = box.store.literal_candidates(term, channel="b", case_sensitive=True, limit=9)
+    rows = candidates(box, term, channel="b", case_sensitive=True, limit=9)
     return [m.id for m in rows]
 
 
@@ -115,16 +134,11 @@ def test_exclusions_order_and_limit_are_applied_in_sql(box: recallbox.Box) -> No
     box.quarantine("q")
     box.compact("a", "needle summary")
     newer = box.append("a", "user", "needle after compaction").id
-    found = [
-        m.id
-        for m in box.store.literal_candidates("needle", channel=None, case_sensitive=True, limit=10)
-    ]
+    found = [m.id for m in candidates(box, "needle", channel=None, case_sensitive=True, limit=10)]
     assert found == [newer, *keep]
-    limited = box.store.literal_candidates("needle", channel="a", case_sensitive=True, limit=2)
+    limited = candidates(box, "needle", channel="a", case_sensitive=True, limit=2)
     assert [m.id for m in limited] == [newer, keep[0]]
-    recent = box.store.literal_candidates(
-        "ne", channel="a", case_sensitive=True, limit=10, recent=2
-    )
+    recent = candidates(box, "ne", channel="a", case_sensitive=True, limit=10, recent=2)
     assert [m.id for m in recent] == [newer, keep[2]]
 
 
@@ -134,9 +148,7 @@ def test_case_sensitive_pass_is_exact_and_other_pass_widens(box: recallbox.Box) 
     wild = box.append("a", "user", "EXRor").id
 
     def ids(term: str, case_sensitive: bool) -> set[str]:
-        rows = box.store.literal_candidates(
-            term, channel=None, case_sensitive=case_sensitive, limit=9
-        )
+        rows = candidates(box, term, channel=None, case_sensitive=case_sensitive, limit=9)
         return {m.id for m in rows}
 
     assert ids("Error", True) == {exact}
@@ -158,7 +170,27 @@ def test_the_stream_says_when_the_limit_cut_candidates(
 ) -> None:
     monkeypatch.setattr("recallbox.storage.sqlite.literal.SORT_CANDIDATES_MAX", sort_max)
     ids = [box.append("a", "user", f"omega {i}").id for i in range(5)]
-    cut = box.store.literal_candidates("omega", channel=None, case_sensitive=True, limit=3)
+    cut = candidates(box, "omega", channel=None, case_sensitive=True, limit=3)
     assert [m.id for m in cut] == ids[:3] and cut.truncated
-    whole = box.store.literal_candidates("omega", channel=None, case_sensitive=True, limit=5)
+    whole = candidates(box, "omega", channel=None, case_sensitive=True, limit=5)
     assert [m.id for m in whole] == ids and not whole.truncated
+
+
+def test_a_quarantine_committed_before_the_stream_is_read_lets_nothing_through(
+    box: recallbox.Box,
+) -> None:
+    """The privacy race of #9: the lazy second step must re-apply the thread gate."""
+    box.append_many("secret", [{"role": "user", "content": f"needle {i}"} for i in range(200)])
+    stream = candidates(box, "needle", channel=None, case_sensitive=True, limit=1000)
+    box.quarantine("secret")
+    assert [m.id for m in stream] == []
+
+
+def test_an_exclusion_committed_before_the_stream_is_read_lets_nothing_through(
+    box: recallbox.Box,
+) -> None:
+    box.append_many("imported", [{"role": "user", "content": f"needle {i}"} for i in range(200)])
+    box.store.set_thread_source("imported", "secret.jsonl", None)
+    stream = candidates(box, "needle", channel=None, case_sensitive=True, limit=1000)
+    box.exclude_source("secret.jsonl")
+    assert [m.id for m in stream] == []

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 import recallbox
 from recallbox.ranking.bm25 import scope_scores
-from recallbox.storage.retrieval import OWNER_MESSAGE, EmbeddingSpace
-from recallbox.storage.sqlite import retrieval, vectors
+from recallbox.storage.base import CORPUS_MESSAGE, EmbeddingSpace, SearchFilter
+from recallbox.storage.sqlite import keyword, vectors
+from recallbox.storage.sqlite.match import render_match
 from recallbox.storage.sqlite.store import SQLiteStore
 from recallbox.text.cjk import segment
 from recallbox.text.fts_query import build_fts_query
@@ -31,7 +32,7 @@ class AxisEmbedder:
 
 
 def space_of(store: SQLiteStore) -> EmbeddingSpace:
-    return store.embedding_spaces(OWNER_MESSAGE)[0]
+    return store.embedding_spaces(CORPUS_MESSAGE)[0]
 
 
 def test_channel_restriction_happens_inside_the_index(db_path: Path) -> None:
@@ -41,10 +42,15 @@ def test_channel_restriction_happens_inside_the_index(db_path: Path) -> None:
         box.embed_all()
         store: SQLiteStore = box.store  # type: ignore[assignment]
         space = space_of(store)
-        got = store.nearest_messages([1.0, 0.0], space=space, channel="b", limit=5)
+        got = store.nearest([1.0, 0.0], space=space, where=SearchFilter(channel="b"), limit=5)
         assert [(i, round(d, 6)) for i, d in got] == [(b.id, 1.0)]
-        assert len(store.nearest_messages([1.0, 0.0], space=space, channel="a", limit=50)) == 30
-        assert store.nearest_messages([1.0, 0.0], space=space, channel="zzz", limit=5) == []
+        assert (
+            len(store.nearest([1.0, 0.0], space=space, where=SearchFilter(channel="a"), limit=50))
+            == 30
+        )
+        assert (
+            store.nearest([1.0, 0.0], space=space, where=SearchFilter(channel="zzz"), limit=5) == []
+        )
 
 
 @pytest.mark.parametrize("max_k", [vectors.VEC_MAX_K, 4])
@@ -60,8 +66,8 @@ def test_excluded_rows_never_take_a_visible_rows_place(
         box.embed_all()
         store: SQLiteStore = box.store  # type: ignore[assignment]
         for channel in (None, "a"):
-            got = store.nearest_messages(
-                [1.0, 0.0], space=space_of(store), channel=channel, limit=1
+            got = store.nearest(
+                [1.0, 0.0], space=space_of(store), where=SearchFilter(channel=channel), limit=1
             )
             assert [i for i, _ in got] == [far.id]
 
@@ -73,9 +79,13 @@ def test_a_quarantined_thread_has_no_neighbours(db_path: Path) -> None:
         box.embed_all()
         box.quarantine("secret")
         store: SQLiteStore = box.store  # type: ignore[assignment]
-        got = store.nearest_messages([1.0, 0.0], space=space_of(store), channel=None, limit=5)
+        got = store.nearest(
+            [1.0, 0.0], space=space_of(store), where=SearchFilter(channel=None), limit=5
+        )
         assert [i for i, _ in got] == [visible.id]
-        assert store.message_distances([1.0, 0.0], [visible.id], space=space_of(store))
+        assert store.distances(
+            [1.0, 0.0], [visible.id], space=space_of(store), where=SearchFilter()
+        )
 
 
 def test_dropping_a_space_removes_its_vectors(db_path: Path) -> None:
@@ -85,7 +95,7 @@ def test_dropping_a_space_removes_its_vectors(db_path: Path) -> None:
         store: SQLiteStore = box.store  # type: ignore[assignment]
         space = space_of(store)
         assert store.drop_embedding_space(space) == 1
-        assert store.embedding_spaces(OWNER_MESSAGE) == []
+        assert store.embedding_spaces(CORPUS_MESSAGE) == []
         conn = store.pool.connection()
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert not any(n.startswith(vectors.VEC_TABLE_PREFIX) for n in names)
@@ -100,9 +110,9 @@ def test_a_missing_sqlite_vec_raises_dependency_missing(monkeypatch: pytest.Monk
 
 
 def test_decode_varint() -> None:
-    assert retrieval.decode_varint(b"\x05") == (5, 1)
-    assert retrieval.decode_varint(b"\x81\x00") == (128, 2)
-    assert retrieval.decode_varint(b"\xff" * 8 + b"\x01") == ((2**56 - 1) << 8 | 1, 9)
+    assert keyword.decode_varint(b"\x05") == (5, 1)
+    assert keyword.decode_varint(b"\x81\x00") == (128, 2)
+    assert keyword.decode_varint(b"\xff" * 8 + b"\x01") == ((2**56 - 1) << 8 | 1, 9)
 
 
 WORDS = st.sampled_from(["alpha", "beta", "gamma", "running", "runs", "召回", "x", "Caroline:"])
@@ -122,7 +132,9 @@ def test_thread_scoped_bm25_equals_fts5_on_that_thread_alone(
         if other:
             box.append_many("o", [{"role": "user", "content": c} for c in other])
         fts = build_fts_query(query)
-        scope = box.store.keyword_scope(fts.phrases, channel="t")  # type: ignore[attr-defined]
+        scope = box.store.keyword_scope(
+            CORPUS_MESSAGE, fts.lexical, where=SearchFilter(channel="t")
+        )  # type: ignore[attr-defined]
         assert scope is not None
         scores = scope_scores(
             scope.rows, scope.tokens, scope.df, [(m.length, m.freqs) for m in scope.matches]
@@ -138,7 +150,9 @@ def test_thread_scoped_bm25_equals_fts5_on_that_thread_alone(
     )
     expected = {
         messages[int(r)].id: -float(s)
-        for r, s in conn.execute("SELECT rowid, bm25(f) FROM f WHERE f MATCH ?", (fts.expression,))
+        for r, s in conn.execute(
+            "SELECT rowid, bm25(f) FROM f WHERE f MATCH ?", (render_match(fts.lexical),)
+        )
     }
     conn.close()
     assert got.keys() == expected.keys()
@@ -182,7 +196,7 @@ def test_nearest_visible_filters_grows_and_falls_back(
                     conn,
                     space,
                     [1.0, 0.0],
-                    channel=channel,
+                    where=SearchFilter(channel=channel),
                     limit=1,
                     visible=visible,
                     exact_scan=exact_scan,

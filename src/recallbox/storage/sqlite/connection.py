@@ -3,10 +3,17 @@
 A file database gets one connection per thread (SQLite connections are cheap, and WAL lets
 readers and one writer run side by side). ``":memory:"`` has a single shared connection guarded
 by a re-entrant lock, since every in-memory connection would be a different database.
+
+Driver errors stop here: every read, write and snapshot runs inside :func:`driver_errors`,
+which turns the apsw errors a person can act on (a file that is not a database, a damaged
+file — a text that is not UTF-8 included —, an unopenable or read-only location, a full disk,
+a lock held too long) into
+:class:`~recallbox.errors.StoreUnavailable` naming the fix.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -20,20 +27,87 @@ from recallbox.errors import StoreUnavailable
 BUSY_TIMEOUT_MS = 30_000
 DB_FILE_MODE = 0o600
 MEMORY_PATH = ":memory:"
+REPAIR_HINT = "run `recallbox doctor --repair` (or restore the file from a backup)"
+logger = logging.getLogger(__name__)
 
 
 def _create_private_file(path: Path) -> None:
     """Create ``path`` with mode 0600 (and its parent directories) when it does not exist."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise StoreUnavailable(
+            f"cannot create the database file {str(path)!r}: a part of its folder path is a "
+            "file, not a folder; choose another location (--db PATH or RECALLBOX_DB)"
+        ) from exc
+    except OSError as exc:
+        raise _cannot_create(path, exc) from exc
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE)
     except FileExistsError:
         return
+    except OSError as exc:
+        raise _cannot_create(path, exc) from exc
     os.close(fd)
 
 
+def _cannot_create(path: Path, exc: OSError) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"cannot create the database file {str(path)!r} ({exc.strerror or exc}); choose "
+        "a writable location (--db PATH or RECALLBOX_DB)"
+    )
+
+
+def _translate(path: str, exc: apsw.Error) -> StoreUnavailable | None:
+    """The :class:`StoreUnavailable` an apsw error means, or ``None`` to let it through."""
+    where = repr(path)
+    if isinstance(exc, apsw.NotADBError):
+        return StoreUnavailable(
+            "the database file is not a recallbox database (check --db / RECALLBOX_DB): "
+            f"{where} is not an SQLite file; pass a recallbox database, or a new path"
+        )
+    if isinstance(exc, apsw.CorruptError):
+        return StoreUnavailable(f"the database {where} is damaged ({exc}); {REPAIR_HINT}")
+    if isinstance(exc, apsw.CantOpenError | apsw.PermissionsError):
+        return StoreUnavailable(
+            f"cannot open the database {where} ({exc}); check that it is a file in a directory "
+            "you can write to, or pass another path (--db PATH or RECALLBOX_DB)"
+        )
+    if isinstance(exc, apsw.ReadOnlyError):
+        return StoreUnavailable(
+            f"the database {where} cannot be written ({exc}); make the file and its directory "
+            "writable (SQLite writes its -wal and -shm files next to it), or open a copy"
+        )
+    if isinstance(exc, apsw.FullError):
+        return StoreUnavailable(f"the disk holding {where} is full; free some space and retry")
+    if isinstance(exc, apsw.IOError):
+        return StoreUnavailable(f"the disk failed reading or writing {where} ({exc}); retry")
+    if isinstance(exc, apsw.BusyError | apsw.LockedError):
+        return StoreUnavailable(
+            f"the database {where} stayed locked by another process for over "
+            f"{BUSY_TIMEOUT_MS // 1000} s; retry when it is done"
+        )
+    return None
+
+
+@contextmanager
+def driver_errors(path: str) -> Iterator[None]:
+    """Raise the apsw errors a person can act on as :class:`StoreUnavailable` (see module)."""
+    try:
+        yield
+    except apsw.Error as exc:
+        translated = _translate(path, exc)
+        if translated is None:
+            raise
+        raise translated from exc
+    except UnicodeDecodeError as exc:  # recallbox only ever stores valid UTF-8 text
+        raise StoreUnavailable(
+            f"the database {path!r} is damaged (a text is not UTF-8); {REPAIR_HINT}"
+        ) from exc
+
+
 class ConnectionPool:
-    """Hands out the calling thread's connection and runs write transactions on it."""
+    """Hands out the calling thread's connection; runs write transactions and read snapshots."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -45,21 +119,24 @@ class ConnectionPool:
         self._registry_lock = threading.Lock()
         self._shared: apsw.Connection | None = None
         self._memory_lock = threading.RLock()
-        self._depth: dict[int, int] = {}
+        self._depth: dict[int, int] = {}  # connection -> open write transaction depth
+        self._snapshots: dict[int, int] = {}  # connection -> read snapshots opened by us
         self._closed = False
 
     def _open(self) -> apsw.Connection:
         if self._closed:
             raise StoreUnavailable("this recallbox store is closed")
-        try:
+        with driver_errors(self.path):
             conn = apsw.Connection(self.path)
-        except apsw.Error as exc:
-            raise StoreUnavailable(f"cannot open database {self.path!r}: {exc}") from exc
-        conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        conn.execute("PRAGMA foreign_keys = ON")
-        if not self.is_memory:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            try:
+                conn.setbusytimeout(BUSY_TIMEOUT_MS)
+                conn.execute("PRAGMA foreign_keys = ON")
+                if not self.is_memory:
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    conn.execute("PRAGMA synchronous = NORMAL")
+            except apsw.Error:
+                conn.close()
+                raise
         with self._registry_lock:
             self._all.append(conn)
         return conn
@@ -79,11 +156,48 @@ class ConnectionPool:
     @contextmanager
     def reading(self) -> Iterator[apsw.Connection]:
         """A connection for reads (holds the lock of a shared in-memory connection)."""
-        if self.is_memory:
-            with self._memory_lock:
+        with driver_errors(self.path):
+            if self.is_memory:
+                with self._memory_lock:
+                    yield self.connection()
+            else:
                 yield self.connection()
-        else:
-            yield self.connection()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[apsw.Connection]:
+        """Reads on one snapshot: a deferred transaction on this thread's connection (the lock,
+        for ``:memory:``), joined by nested snapshots and by a write transaction already open.
+        No write transaction may start inside it."""
+        lock = self._memory_lock if self.is_memory else None
+        if lock is not None:
+            lock.acquire()
+        try:
+            with driver_errors(self.path):
+                conn = self.connection()
+                key = id(conn)
+                if self._depth.get(key, 0) or self._snapshots.get(key, 0):
+                    yield conn
+                    return
+                if not self.is_memory:
+                    conn.execute("BEGIN")
+                try:
+                    with self._marked(conn):
+                        yield conn
+                finally:
+                    if not self.is_memory and conn.in_transaction:
+                        conn.execute("COMMIT")
+        finally:
+            if lock is not None:
+                lock.release()
+
+    @contextmanager
+    def _marked(self, conn: apsw.Connection) -> Iterator[None]:
+        key = id(conn)
+        self._snapshots[key] = self._snapshots.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            self._snapshots[key] -= 1
 
     @contextmanager
     def transaction(self) -> Iterator[apsw.Connection]:
@@ -92,38 +206,47 @@ class ConnectionPool:
         if lock is not None:
             lock.acquire()
         try:
-            conn = self.connection()
-            key = id(conn)
-            depth = self._depth.get(key, 0)
-            if depth == 0:
-                conn.execute("BEGIN IMMEDIATE")
-            else:
-                conn.execute(f"SAVEPOINT sp{depth}")
-            self._depth[key] = depth + 1
-            try:
-                yield conn
-            except BaseException:
-                self._depth[key] = depth
-                if depth == 0:
-                    conn.execute("ROLLBACK")
-                else:
-                    conn.execute(f"ROLLBACK TO sp{depth}; RELEASE sp{depth}")
-                raise
-            self._depth[key] = depth
-            if depth == 0:
-                conn.execute("COMMIT")
-            else:
-                conn.execute(f"RELEASE sp{depth}")
+            with driver_errors(self.path):
+                conn = self.connection()
+                if self._snapshots.get(id(conn), 0):
+                    raise RuntimeError("a write transaction cannot start inside a read snapshot")
+                with self._write(conn):
+                    yield conn
         finally:
             if lock is not None:
                 lock.release()
 
+    @contextmanager
+    def _write(self, conn: apsw.Connection) -> Iterator[None]:
+        key = id(conn)
+        depth = self._depth.get(key, 0)
+        conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+        self._depth[key] = depth + 1
+        try:
+            yield
+        except BaseException:
+            self._depth[key] = depth
+            if depth == 0:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute(f"ROLLBACK TO sp{depth}; RELEASE sp{depth}")
+            raise
+        self._depth[key] = depth
+        conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+
     def close(self) -> None:
-        """Close every connection opened by this pool."""
+        """Close every connection opened by this pool; no new one opens after this.
+
+        A connection another thread is running a statement on (a late other-memory answer)
+        cannot be closed from here: it is left to finish, and closes when that thread drops it.
+        """
         self._closed = True
         with self._registry_lock:
             conns, self._all = self._all, []
         for conn in conns:
-            conn.close()
+            try:
+                conn.close()
+            except apsw.ThreadingViolationError:
+                logger.debug("a connection in use by another thread is left to finish")
         self._shared = None
         self._local = threading.local()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import apsw
 
+from recallbox.storage.sqlite.match import quote_phrase
 from recallbox.storage.sqlite.schema import FTS_INDEXES, FtsIndex
 from recallbox.text.cjk import has_cjk
 from recallbox.types import IndexHealth
@@ -27,11 +28,6 @@ TRIGRAM_CHARS = 3
 PROBE_TOKENIZER_ARGS = ("remove_diacritics", "2")
 # Errors that mean "the index is damaged"; anything else (busy, locked, full, I/O) propagates.
 _CORRUPTION = (apsw.CorruptError, apsw.SQLError)
-
-
-def quote_phrase(text: str) -> str:
-    """An FTS5 string literal: the text in double quotes, inner quotes doubled."""
-    return '"' + text.replace('"', '""') + '"'
 
 
 def _integrity_ok(conn: apsw.Connection, index: FtsIndex) -> tuple[bool, str]:

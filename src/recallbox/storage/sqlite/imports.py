@@ -1,5 +1,7 @@
 """The transcript import ledger on SQLite (migration 3): files, record keys, branch forests.
 
+The chunks built from imported threads are in ``chunks.py``.
+
 Mixed into :class:`~recallbox.storage.sqlite.store.SQLiteStore`; every method runs on the
 calling thread's connection and joins the caller's ``store.transaction()``.
 
@@ -12,24 +14,15 @@ abandoned branch is abandoned, one hanging off the live line is live).
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from recallbox.storage.base import (
-    ChunkSource,
-    ImportFile,
-    ImportNode,
-    ImportRecord,
-    NewMessage,
-    TranscriptChunk,
-)
 from recallbox.storage.sqlite.connection import ConnectionPool
-from recallbox.storage.transcripts import OWNER_TRANSCRIPT_CHUNK
-from recallbox.text.cjk import segment
+from recallbox.storage.sqlite.rows import content_hash, dump_json, format_time, text_columns
+from recallbox.storage.values import ImportFile, ImportNode, ImportRecord, NewMessage
 
 _FILE_COLUMNS = (
     "id, path, format, identity, size, mtime_ns, prefix_hash, tail_hash, cursor_bytes, cursor_line, "
@@ -67,58 +60,6 @@ walk(uuid, sup) AS (
 SELECT w.uuid, max(w.sup) FROM walk w JOIN import_nodes n ON n.file_id = :file AND n.uuid = w.uuid
 GROUP BY w.uuid HAVING :full OR max(w.sup) != max(n.superseded)
 """
-
-
-#: What the transcripts domain chunks: the §4.5 search exclusions, as SQL over ``messages m``.
-CHUNKABLE = (
-    "m.kind = 'message' AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL"
-)
-_CHUNK_COLUMNS = (
-    "c.id, c.content_hash, c.first_seq, c.part, c.last_seq, g.number, c.message_ids, c.source, "
-    "c.line_start, c.line_end, c.content, c.message_offsets"
-)
-
-
-def _chunk_hash(chunk: TranscriptChunk) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(chunk.text.encode("utf-8", "surrogatepass"))
-    digest.update(json.dumps([chunk.message_ids, chunk.source, chunk.line_start,
-                              chunk.line_end, chunk.last_seq]).encode("utf-8"))  # fmt: skip
-    return digest.hexdigest()
-
-
-def _int(value: Any) -> int:
-    return int(value)
-
-
-def _delete_chunk(conn: Any, rowid: int) -> None:
-    """Remove a chunk and the bookkeeping of its vectors (a stale ``vec0`` row is harmless: it
-    is never fresh, and chunk row ids are never reused)."""
-    conn.execute(
-        "DELETE FROM embeddings WHERE target_rowid = ? AND space_id IN "
-        "(SELECT id FROM embedding_spaces WHERE owner = ?)",
-        (rowid, OWNER_TRANSCRIPT_CHUNK),
-    )
-    conn.execute("DELETE FROM transcript_chunks WHERE id = ?", (rowid,))
-
-
-def _opt_int(value: Any) -> int | None:
-    return int(value) if value is not None else None
-
-
-def _stored_chunk(r: Sequence[Any]) -> TranscriptChunk:
-    return TranscriptChunk(
-        first_seq=int(r[2]),
-        part=int(r[3]),
-        last_seq=int(r[4]),
-        generation=int(r[5]),
-        message_ids=tuple(json.loads(r[6])),
-        source=str(r[7]) if r[7] is not None else None,
-        line_start=_opt_int(r[8]),
-        line_end=_opt_int(r[9]),
-        text=str(r[10]),
-        message_offsets=tuple(json.loads(r[11])),
-    )
 
 
 def _file(row: Sequence[Any]) -> ImportFile:
@@ -330,8 +271,6 @@ class ImportLedgerMixin:
         return message_id
 
     def extend_message(self, message_id: str, row: NewMessage) -> None:
-        from recallbox.storage.sqlite.store import content_hash, dump_json, text_columns
-
         with self.pool.transaction() as conn:
             conn.execute(
                 "UPDATE messages SET content = ?, content_seg = ?, args_text = ?, raw_content = ?, "
@@ -344,131 +283,9 @@ class ImportLedgerMixin:
                 ),
             )
 
-    # -- transcript chunks -------------------------------------------------------------------
-    def chunk_restart_seq(self, channel: str, seq: int) -> int:
-        with self.pool.reading() as conn:
-            row = conn.execute(
-                "SELECT max(c.first_seq) FROM transcript_chunks c JOIN threads t "
-                "ON t.id = c.thread_id WHERE t.channel = ? AND c.first_seq <= ?",
-                (channel, seq),
-            ).fetchone()
-        return int(row[0]) if row and row[0] is not None else seq
-
-    def iter_chunk_sources(self, channel: str, from_seq: int) -> Iterator[ChunkSource]:
-        with self.pool.reading() as conn:
-            cursor = conn.execute(
-                "SELECT m.uid, m.seq, g.number, m.role, m.content, m.tool_calls, "
-                "json_extract(m.metadata, '$.source_file'), "
-                "json_extract(m.metadata, '$.line_start'), json_extract(m.metadata, '$.line_end') "
-                "FROM messages m JOIN threads t ON t.id = m.thread_id "
-                "JOIN generations g ON g.id = m.generation_id "
-                f"WHERE t.channel = ? AND m.seq >= ? AND {CHUNKABLE} ORDER BY m.seq",
-                (channel, from_seq),
-            )
-            for row in cursor:
-                yield ChunkSource(
-                    id=row[0],
-                    seq=int(row[1]),
-                    generation=int(row[2]),
-                    role=row[3],
-                    content=row[4],
-                    tool_calls=json.loads(row[5]) if row[5] is not None else None,
-                    source=row[6] if isinstance(row[6], str) else None,
-                    line_start=row[7] if isinstance(row[7], int) else None,
-                    line_end=row[8] if isinstance(row[8], int) else None,
-                )
-
-    def replace_transcript_chunks(
-        self, channel: str, from_seq: int, chunks: Iterable[TranscriptChunk]
-    ) -> int:
-        written = 0
-        with self.pool.transaction() as conn:
-            found = conn.execute("SELECT id FROM threads WHERE channel = ?", (channel,)).fetchone()
-            if found is None:
-                return 0
-            thread_id = int(found[0])
-            existing = {
-                (int(r[0]), int(r[1])): (int(r[2]), str(r[3]))
-                for r in conn.execute(
-                    "SELECT first_seq, part, id, content_hash FROM transcript_chunks "
-                    "WHERE thread_id = ? AND first_seq >= ?",
-                    (thread_id, from_seq),
-                )
-            }
-            for chunk in chunks:
-                key = (chunk.first_seq, chunk.part)
-                digest = _chunk_hash(chunk)
-                old = existing.pop(key, None)
-                if old is not None and old[1] == digest:
-                    continue
-                if old is not None:
-                    _delete_chunk(conn, old[0])
-                conn.execute(
-                    "INSERT INTO transcript_chunks (thread_id, generation_id, first_seq, part, "
-                    "last_seq, message_ids, message_offsets, source, line_start, line_end, "
-                    "content, content_seg, content_hash) VALUES (?, (SELECT generation_id "
-                    "FROM messages WHERE thread_id = ? AND seq = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?)",
-                    (
-                        thread_id,
-                        thread_id,
-                        chunk.first_seq,
-                        chunk.first_seq,
-                        chunk.part,
-                        chunk.last_seq,
-                        json.dumps(list(chunk.message_ids)),
-                        json.dumps(list(chunk.message_offsets)),
-                        chunk.source,
-                        chunk.line_start,
-                        chunk.line_end,
-                        chunk.text,
-                        segment(chunk.text),
-                        digest,
-                    ),
-                )
-                written += 1
-            for rowid, _ in existing.values():
-                _delete_chunk(conn, rowid)
-        return written
-
-    def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:
-        from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
-
-        with self.pool.reading() as conn:
-            row = conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM transcript_chunks c "
-                "JOIN threads t ON t.id = c.thread_id "
-                "JOIN generations g ON g.id = c.generation_id "
-                f"WHERE t.channel = ? AND c.first_seq = ? AND c.part = ? AND {THREAD_ALLOWED_SQL}",
-                (channel, first_seq, part),
-            ).fetchone()
-        return _stored_chunk(row) if row else None
-
-    def has_transcript_chunks(self, channel: str) -> bool:
-        with self.pool.reading() as conn:
-            row = conn.execute(
-                "SELECT 1 FROM transcript_chunks c JOIN threads t ON t.id = c.thread_id "
-                "WHERE t.channel = ? LIMIT 1",
-                (channel,),
-            ).fetchone()
-        return row is not None
-
-    def transcript_chunks(self, channel: str) -> list[tuple[int, str, TranscriptChunk]]:
-        with self.pool.reading() as conn:
-            rows = conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM transcript_chunks c "
-                "JOIN threads t ON t.id = c.thread_id "
-                "JOIN generations g ON g.id = c.generation_id "
-                "WHERE t.channel = ? ORDER BY c.first_seq, c.part",
-                (channel,),
-            ).fetchall()
-        return [(_int(r[0]), str(r[1]), _stored_chunk(r)) for r in rows]
-
     def set_thread_times(
         self, channel: str, first: datetime, last: datetime, *, replace_last: bool
     ) -> None:
-        from recallbox.storage.sqlite.store import format_time
-
         with self.pool.transaction() as conn:
             conn.execute(
                 "UPDATE threads SET created_at = min(created_at, :first), last_activity = "

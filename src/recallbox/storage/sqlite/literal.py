@@ -15,7 +15,9 @@ How a term finds its candidate messages without scanning the table (DESIGN §3.2
 2. **An exact filter inside SQLite, chunk by chunk, in that order.** ``LIKE '%term%'`` — no
    ``ESCAPE``, which would keep an index from being used; ``%`` and ``_`` in the term are then
    wildcards, which only widens the set; ASCII case folded — plus ``GLOB`` with ``*?[``
-   bracket-quoted for the case-sensitive pass, plus the searchable flags. A case-insensitive
+   bracket-quoted for the case-sensitive pass, plus the whole visibility rule again
+   (``visibility.py``: the rows are read after step 1, and a quarantine or an exclusion may
+   have committed in between; a search normally runs in one snapshot). A case-insensitive
    pass for a term with non-ASCII cased letters (``Ärger``) skips ``LIKE``, which folds ASCII
    only. Terms longer than :data:`LIKE_PATTERN_MAX_CHARS` are filtered by their prefix.
 
@@ -23,9 +25,9 @@ Why not ``WHERE content LIKE … ORDER BY … LIMIT``: SQLite must then test the
 message holding a common word before it can sort, which costs seconds on a big history. Here a
 common word costs its doclists and the content of only the first chunks, since the caller stops
 reading once its result is full. Rows (with their possibly large content) are filtered and
-fetched by one query, a small chunk at a time as the caller consumes them, so a shared
-in-memory connection's lock is never held while the caller works. The caller rechecks every
-row exactly.
+fetched by one query, a small chunk at a time as the caller consumes them (outside a read
+snapshot a shared in-memory connection's lock is then never held while the caller works). The
+caller rechecks every row exactly.
 """
 
 from __future__ import annotations
@@ -37,10 +39,18 @@ from typing import Any
 
 import apsw
 
-from recallbox.storage.base import CandidateStream, SearchableMessage
+from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
-from recallbox.storage.sqlite.fts import quote_phrase
-from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
+from recallbox.storage.sqlite.corpora import MESSAGES
+from recallbox.storage.sqlite.match import quote_phrase
+from recallbox.storage.sqlite.visibility import (
+    MESSAGE_KIND_SQL,
+    MESSAGE_SEARCHABLE_SQL,
+    THREAD_ALLOWED_SQL,
+    thread_gate,
+    without_channel,
+)
+from recallbox.storage.values import CandidateStream, SearchableMessage
 from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
 TRIGRAM_CHARS = 3
@@ -48,14 +58,8 @@ LIKE_PATTERN_MAX_CHARS = 256
 MATCH_MAX_TRIGRAMS = 32
 FILTER_CHUNK_IDS = 64  # candidates filtered (and their rows read) per query
 SORT_CANDIDATES_MAX = 20_000  # above this many candidates, walk the order instead of sorting
-SEARCHABLE_KIND = "message"
 GLOB_SPECIALS = frozenset("*?[")
 
-# The exclusions of DESIGN §3.2; ``:kind`` is bound to SEARCHABLE_KIND.
-SEARCHABLE_WHERE = (
-    "m.kind = :kind AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL "
-    f"AND {THREAD_ALLOWED_SQL}"
-)
 SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
 SEARCH_FROM = (
     "messages m JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id"
@@ -99,7 +103,7 @@ def bigram_match(term: str) -> str:
 # -- reading ------------------------------------------------------------------------------------
 
 
-def _fetch(pool: ConnectionPool, sql: str, params: dict[str, Any] | Sequence[Any]) -> list[Any]:
+def _fetch(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> list[Any]:
     with pool.reading() as conn:
         try:
             return conn.execute(sql, params).fetchall()
@@ -112,7 +116,7 @@ def _fetch(pool: ConnectionPool, sql: str, params: dict[str, Any] | Sequence[Any
             return []
 
 
-def _ids(pool: ConnectionPool, sql: str, params: dict[str, Any]) -> list[int]:
+def _ids(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> list[int]:
     return [int(r[0]) for r in _fetch(pool, sql, params)]
 
 
@@ -131,90 +135,81 @@ def _row(row: Sequence[Any]) -> SearchableMessage:
 # -- step 1: candidate ids in search order --------------------------------------------------------
 
 
-def index_source(term: str) -> tuple[str, dict[str, Any]] | None:
+Query = tuple[str, tuple[Any, ...]]
+"""A statement and the values it binds."""
+
+
+def index_source(term: str) -> Query | None:
     """The doclist query (``SELECT rowid …``) that finds candidates for ``term``, or None."""
     if len(term) >= TRIGRAM_CHARS:
-        sql = "SELECT rowid FROM messages_trgm WHERE messages_trgm MATCH :match"
-        return sql, {"match": trigram_match(term)}
+        sql = "SELECT rowid FROM messages_trgm WHERE messages_trgm MATCH ?"
+        return sql, (trigram_match(term),)
     if has_cjk(term):
-        sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH :match"
-        return sql, {"match": bigram_match(term)}
+        sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
+        return sql, (bigram_match(term),)
     return None
 
 
-def recent_source(channel: str | None, recent: int) -> tuple[str, dict[str, Any]]:
-    """The ids of the newest ``recent`` searchable messages in scope.
+def recent_source(where: SearchFilter, recent: int) -> Query:
+    """The ids of the newest ``recent`` visible messages in scope.
 
     With a channel it walks that thread's ``(thread_id, seq)`` index backwards; without one,
     the message table's rowid backwards. Either way it stops after ``recent`` rows.
     """
-    params: dict[str, Any] = {"kind": SEARCHABLE_KIND, "recent": recent}
-    if channel is None:
+    narrow = MESSAGES.narrow(without_channel(where))
+    if where.channel is None:
         return (
-            f"SELECT m.id FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} "
-            "ORDER BY m.id DESC LIMIT :recent"
-        ), params
-    params["channel"] = channel
+            f"SELECT m.id FROM {SEARCH_FROM} WHERE {MESSAGE_SEARCHABLE_SQL}{narrow.sql} "
+            "ORDER BY m.id DESC LIMIT ?"
+        ), (*narrow.params, recent)
     return (
-        f"SELECT m.id FROM {SEARCH_FROM} WHERE {SEARCHABLE_WHERE} AND m.thread_id = "
-        "(SELECT id FROM threads WHERE channel = :channel) ORDER BY m.seq DESC LIMIT :recent"
-    ), params
+        f"SELECT m.id FROM {SEARCH_FROM} WHERE {MESSAGE_SEARCHABLE_SQL}{narrow.sql} "
+        "AND m.thread_id = (SELECT id FROM threads WHERE channel = ?) ORDER BY m.seq DESC LIMIT ?"
+    ), (*narrow.params, where.channel, recent)
 
 
-def sorted_sql(ids: set[int], channel: str | None, limit: int) -> tuple[str, dict[str, Any]]:
-    """``ids`` that pass the thread and kind exclusions, in search order (row lookups by id).
+def sorted_sql(ids: set[int], where: SearchFilter, limit: int) -> Query:
+    """``ids`` that pass the kind part of the rule, the gate and ``where``, in search order
+    (row lookups by id).
 
     The flags stored after the content (visibility, pending, superseded) are checked by
     :func:`filter_sql` on the rows the caller actually reads, where the content is read anyway.
     """
-    params: dict[str, Any] = {
-        "ids": json.dumps(sorted(ids)),
-        "kind": SEARCHABLE_KIND,
-        "limit": limit,
-    }
-    where = f"m.kind = :kind AND {THREAD_ALLOWED_SQL}"
-    if channel is not None:
-        params["channel"] = channel
-        where += " AND t.channel = :channel"
+    narrow = MESSAGES.narrow(where)
     # CROSS JOIN keeps the id list as the outer loop (SQLite never reorders it): the cost
     # follows the candidates, never the size of the thread.
     sql = (
-        "SELECT m.id FROM json_each(:ids) AS j CROSS JOIN messages m ON m.id = j.value "
+        "SELECT m.id FROM json_each(?) AS j CROSS JOIN messages m ON m.id = j.value "
         "JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id "
-        f"WHERE {where} ORDER BY {SEARCH_ORDER} LIMIT :limit"
+        f"WHERE {MESSAGE_KIND_SQL} AND {THREAD_ALLOWED_SQL}{narrow.sql} "
+        f"ORDER BY {SEARCH_ORDER} LIMIT ?"
     )
-    return sql, params
+    return sql, (json.dumps(sorted(ids)), *narrow.params, limit)
 
 
-def _generations_in_order(pool: ConnectionPool, channel: str | None) -> list[int]:
+def _generations_in_order(pool: ConnectionPool, where: SearchFilter) -> list[int]:
     """Generation ids of the threads in scope the privacy gate allows, in search order."""
-    params: dict[str, Any] = {}
+    gate = thread_gate(where)
     sql = (
-        "SELECT g.id FROM generations g JOIN threads t ON t.id = g.thread_id "
-        f"WHERE {THREAD_ALLOWED_SQL}"
+        f"SELECT g.id FROM generations g JOIN threads t ON t.id = g.thread_id WHERE 1{gate.sql} "
+        "ORDER BY t.last_activity DESC, t.id DESC, g.number DESC"
     )
-    if channel is not None:
-        params["channel"] = channel
-        sql += " AND t.channel = :channel"
-    sql += " ORDER BY t.last_activity DESC, t.id DESC, g.number DESC"
-    return [int(r[0]) for r in _fetch(pool, sql, params)]
+    return [int(r[0]) for r in _fetch(pool, sql, gate.params)]
 
 
 def _walk(
     pool: ConnectionPool,
     members: set[int],
-    channel: str | None,
+    where: SearchFilter,
     limit: int,
     stream: CandidateStream,
 ) -> Iterator[int]:
     """``members`` in search order, walking the ``(generation_id, seq)`` index (no table row
     is read), stopping after ``limit`` (and flagging ``stream`` when more were left)."""
     found = 0
-    for generation in _generations_in_order(pool, channel):
+    for generation in _generations_in_order(pool, where):
         ids = _ids(
-            pool,
-            "SELECT id FROM messages WHERE generation_id = :generation ORDER BY seq",
-            {"generation": generation},
+            pool, "SELECT id FROM messages WHERE generation_id = ? ORDER BY seq", (generation,)
         )
         for rowid in ids:
             if rowid in members:
@@ -229,7 +224,7 @@ def ordered_candidate_ids(
     pool: ConnectionPool,
     term: str,
     *,
-    channel: str | None,
+    where: SearchFilter,
     limit: int,
     recent: int = 0,
     stream: CandidateStream | None = None,
@@ -243,15 +238,15 @@ def ordered_candidate_ids(
     source = index_source(term)
     members = set(_ids(pool, *source)) if source is not None else set()
     if recent > 0:
-        members.update(_ids(pool, *recent_source(channel, recent)))
+        members.update(_ids(pool, *recent_source(where, recent)))
     if not members:
         return iter(())
     if len(members) > SORT_CANDIDATES_MAX:
         # Trigger: a common term (a long doclist).
         # Why: sorting every candidate costs a row lookup each; the caller needs the first.
         # Outcome: walk the search order and stop as soon as the caller is done.
-        return _walk(pool, members, channel, limit, stream)
-    ordered = _ids(pool, *sorted_sql(members, channel, limit + 1))
+        return _walk(pool, members, where, limit, stream)
+    ordered = _ids(pool, *sorted_sql(members, where, limit + 1))
     if len(ordered) > limit:
         stream.truncated = True
     return iter(ordered[:limit])
@@ -260,18 +255,18 @@ def ordered_candidate_ids(
 # -- step 2: the exact filter, chunk by chunk ---------------------------------------------------
 
 
-def filter_sql(term: str, *, case_sensitive: bool, ids: int) -> tuple[str, list[str]]:
-    """The rows of ``ids`` candidates (bound first, as ``?1…``) that may hold ``term``.
+def filter_sql(
+    term: str, *, case_sensitive: bool, ids: int, where: SearchFilter | None = None
+) -> tuple[str, list[Any]]:
+    """The visible rows of ``ids`` candidates (bound first, as ``?1…``) that may hold ``term``.
 
     Returns the SQL and the values to bind after the ids. Filter and fetch are one query, so
-    the content of a candidate is read once.
+    the content of a candidate is read once; the whole visibility rule is applied again here
+    (the rows are read lazily, after step 1: a quarantine may have committed in between).
     """
     marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
-    sql = (
-        f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks}) AND m.kind = ?{ids + 1} "
-        "AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL"
-    )
-    values = [SEARCHABLE_KIND]
+    sql = f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks}) AND {MESSAGE_SEARCHABLE_SQL}"
+    values: list[Any] = []
     if case_sensitive or not has_non_ascii_case(term):
         values.append(like_pattern(term))
         at = ids + len(values)
@@ -280,15 +275,18 @@ def filter_sql(term: str, *, case_sensitive: bool, ids: int) -> tuple[str, list[
         values.append(glob_pattern(term))
         at = ids + len(values)
         sql += f" AND (m.content GLOB ?{at} OR m.args_text GLOB ?{at})"
-    return sql, values
+    narrow = MESSAGES.narrow(where or SearchFilter(), first=ids + len(values) + 1)
+    return sql + narrow.sql, [*values, *narrow.params]
 
 
 def _filtered_rows(
-    pool: ConnectionPool, term: str, case_sensitive: bool, ids: Iterator[int]
+    pool: ConnectionPool, query: LiteralQuery, where: SearchFilter, ids: Iterator[int]
 ) -> Iterator[SearchableMessage]:
     """The rows of ``ids`` that pass the SQL filter, in the order of ``ids``, a chunk at a time."""
     while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
-        sql, values = filter_sql(term, case_sensitive=case_sensitive, ids=len(chunk))
+        sql, values = filter_sql(
+            query.term, case_sensitive=query.case_sensitive, ids=len(chunk), where=where
+        )
         by_id: dict[Any, Sequence[Any]] = {r[0]: r for r in _fetch(pool, sql, (*chunk, *values))}
         for rowid in chunk:
             row = by_id.get(rowid)
@@ -297,18 +295,13 @@ def _filtered_rows(
 
 
 def literal_candidates(
-    pool: ConnectionPool,
-    term: str,
-    *,
-    channel: str | None,
-    case_sensitive: bool,
-    limit: int,
-    recent: int = 0,
+    pool: ConnectionPool, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
 ) -> CandidateStream:
-    """See :meth:`recallbox.storage.base.Store.literal_candidates`."""
+    """See :meth:`recallbox.storage.base.LiteralSearch.literal_candidates`."""
+    MESSAGES.narrow(where)  # an unsupported filter raises now, not when the stream is first read
     stream = CandidateStream()
     ids = ordered_candidate_ids(
-        pool, term, channel=channel, limit=limit, recent=recent, stream=stream
+        pool, query.term, where=where, limit=limit, recent=recent, stream=stream
     )
-    stream.rows = _filtered_rows(pool, term, case_sensitive, ids)
+    stream.rows = _filtered_rows(pool, query, where, ids)
     return stream

@@ -75,16 +75,6 @@ FTS_INDEXES: dict[str, FtsIndex] = {
     MESSAGES_TRGM.name: MESSAGES_TRGM,
 }
 
-# The privacy gate as one SQL condition on a thread aliased ``t`` (DESIGN §5): the thread is not
-# quarantined and its source (normalised name or file identity) is not excluded. Every read
-# path of every domain adds it to its WHERE clause.
-THREAD_ALLOWED_SQL = (
-    "(t.quarantined = 0 AND (t.source IS NULL OR ("
-    "t.source NOT IN (SELECT name FROM excluded_sources) AND (t.source_identity IS NULL OR "
-    "t.source_identity NOT IN (SELECT identity FROM excluded_sources "
-    "WHERE identity IS NOT NULL)))))"
-)
-
 MIGRATION_TABLE_SQL = (
     "CREATE TABLE IF NOT EXISTS schema_migrations ("
     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -275,4 +265,18 @@ _M003_IMPORTS += [
 MIGRATIONS.append(
     (3, "transcript import ledger (files, records, branch nodes) and chunks", _M003_IMPORTS)
 )
+#: Exclusions keyed by their whole normalised text (DESIGN §5 "Matching a source"): ``name``
+#: is its basename (what thread sources and exclusions without ``/`` match), ``path`` the whole
+#: normalised path when the exclusion holds a ``/`` (knowledge documents and code files match
+#: it by path), ``identity`` the file identity taken when it was made.
+_M004_EXCLUSIONS = [
+    "CREATE TABLE excluded_sources_v4 (exclusion TEXT PRIMARY KEY, name TEXT NOT NULL, "
+    "path TEXT, identity TEXT, added_at TEXT NOT NULL)",
+    "INSERT INTO excluded_sources_v4 (exclusion, name, path, identity, added_at) "
+    "SELECT name, name, NULL, identity, added_at FROM excluded_sources",
+    "DROP TABLE excluded_sources",
+    "ALTER TABLE excluded_sources_v4 RENAME TO excluded_sources",
+    "CREATE INDEX excluded_sources_name ON excluded_sources (name)",
+]
+MIGRATIONS.append((4, "source exclusions keyed by their normalised path", _M004_EXCLUSIONS))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -9,10 +9,10 @@
   channel-restricted search stays **inside the index**: sqlite-vec scans only that thread's
   vectors.
 * Distances are cosine distances ``d = 1 − cos``; the ranking turns them into ``max(0, 1 − d)``.
-* :func:`put_embeddings` writes the vectors of messages or transcript chunks together with
+* :func:`put_embeddings` writes the vectors of any corpus's rows together with
   their ``embeddings`` rows (the content hash each vector describes).
-* :func:`nearest_visible` is the nearest-neighbour search of both the messages and the
-  transcript chunks: a channel restricts the scan inside the index (the partition key), the
+* :func:`nearest_visible` is the nearest-neighbour search of every corpus
+  (``vector_index.py``): a channel restricts the scan inside the index (the partition key), the
   caller's other exclusions filter the KNN result, with ``k`` grown until ``limit`` visible rows
   are found or the index is exhausted, and an exact filtered scan past :data:`VEC_MAX_K`.
 
@@ -26,16 +26,16 @@ from __future__ import annotations
 import contextlib
 import struct
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import apsw
 
 from recallbox.errors import DependencyMissing
-from recallbox.storage.sqlite.schema import THREAD_ALLOWED_SQL
+from recallbox.storage.queries import SearchFilter
+from recallbox.storage.sqlite.visibility import thread_gate, without_channel
 
 if TYPE_CHECKING:
-    from recallbox.storage.retrieval import EmbeddingSpace, EmbedTarget
+    from recallbox.storage.values import EmbeddingSpace, EmbedTarget
 
 #: The largest ``k`` sqlite-vec 0.1 accepts in a KNN query.
 VEC_MAX_K = 4096
@@ -186,41 +186,14 @@ def knn(
     return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
 
 
-@dataclass(frozen=True, slots=True)
-class ExactScanSql:
-    """An :data:`ExactScan` over a space's ``vec0`` table (aliased ``v``): ``id_sql`` is the
-    public id of a row, ``join_sql`` joins the rows to ``v``, and ``where_sql`` lets through the
-    visible rows with a fresh vector, binding one parameter: the space id."""
-
-    id_sql: str
-    join_sql: str
-    where_sql: str
-
-    def __call__(
-        self,
-        conn: apsw.Connection,
-        space: EmbeddingSpace,
-        vector: Sequence[float],
-        thread_id: int | None,
-        limit: int,
-    ) -> list[tuple[str, float]]:
-        sql = (
-            f"SELECT {self.id_sql} AS rid, vec_distance_cosine(v.embedding, ?) AS d "
-            f"FROM {table_name(space.id)} v {self.join_sql} WHERE {self.where_sql}"
-        )
-        params: list[object] = [to_blob(vector), space.id]
-        if thread_id is not None:
-            sql += " AND v.thread_id = ?"
-            params.append(thread_id)
-        sql += " ORDER BY d, rid LIMIT ?"
-        params.append(limit)
-        return [(str(r[0]), float(r[1])) for r in conn.execute(sql, params)]
-
-
-def allowed_thread_id(conn: apsw.Connection, channel: str) -> int | None:
-    """The row id of thread ``channel`` when it may be searched, else ``None``."""
+def allowed_thread_id(
+    conn: apsw.Connection, channel: str, where: SearchFilter | None = None
+) -> int | None:
+    """The row id of thread ``channel`` when it may be searched (and ``where`` lets it
+    through), else ``None``."""
+    gate = thread_gate(without_channel(where or SearchFilter()))
     row = conn.execute(
-        f"SELECT t.id FROM threads t WHERE t.channel = ? AND {THREAD_ALLOWED_SQL}", (channel,)
+        f"SELECT t.id FROM threads t WHERE t.channel = ?{gate.sql}", (channel, *gate.params)
     ).fetchone()
     return int(row[0]) if row else None
 
@@ -230,14 +203,14 @@ def nearest_visible(
     space: EmbeddingSpace,
     vector: Sequence[float],
     *,
-    channel: str | None,
+    where: SearchFilter,
     limit: int,
     visible: Visible,
     exact_scan: ExactScan,
 ) -> list[tuple[str, float]]:
     """``(public id, distance)`` of the ``limit`` nearest rows ``visible`` lets through,
-    nearest first (in thread ``channel`` only, when given; none in a thread that may not be
-    searched).
+    nearest first (in thread ``where.channel`` only, when given; none in a thread that may not
+    be searched).
 
     Over-fetches ``k = limit ·`` :data:`KNN_OVERFETCH_FACTOR`, filters the KNN result through
     ``visible`` and grows ``k`` by :data:`KNN_GROWTH` until ``limit`` rows are visible or the
@@ -246,8 +219,8 @@ def nearest_visible(
     """
     load_sqlite_vec(conn)
     thread_id = None
-    if channel is not None:
-        thread_id = allowed_thread_id(conn, channel)
+    if where.channel is not None:
+        thread_id = allowed_thread_id(conn, where.channel, where)
         if thread_id is None:
             return []
     k = min(VEC_MAX_K, limit * KNN_OVERFETCH_FACTOR)

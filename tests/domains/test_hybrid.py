@@ -1,12 +1,13 @@
-"""The fusion of the keyword and vector legs shared by the sessions and transcripts domains."""
+"""The fusion of the keyword and vector legs shared by the hybrid domains (sessions, transcripts)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from recallbox.domains.sessions import QueryVector, fuse_legs
-from recallbox.storage.retrieval import EmbeddingSpace
+from recallbox.domains.base import QueryVector
+from recallbox.domains.hybrid import fuse_legs
+from recallbox.storage.base import EmbeddingSpace, SearchFilter
 
 
 @dataclass(frozen=True)
@@ -23,13 +24,13 @@ def test_fuse_legs_scores_every_candidate_on_both_legs() -> None:
     calls: list[tuple[str, object]] = []
 
     def nearest(
-        vector: Sequence[float], *, space: EmbeddingSpace, channel: str | None, limit: int
+        vector: Sequence[float], *, space: EmbeddingSpace, where: SearchFilter, limit: int
     ) -> list[tuple[str, float]]:
-        calls.append(("nearest", (channel, limit)))
+        calls.append(("nearest", (where.channel, limit)))
         return [("b", 0.0), ("gone", 0.5)]
 
     def distances(
-        vector: Sequence[float], ids: Sequence[str], *, space: EmbeddingSpace
+        vector: Sequence[float], ids: Sequence[str], *, space: EmbeddingSpace, where: SearchFilter
     ) -> dict[str, float]:
         calls.append(("distances", list(ids)))
         return {"a": 0.5}
@@ -42,7 +43,7 @@ def test_fuse_legs_scores_every_candidate_on_both_legs() -> None:
         rows_of=lambda ids: {i: ROWS[i] for i in ids if i in ROWS},
         text_of=lambda row: row.text,
         literals=["KEY"],
-        channel="ch",
+        where=SearchFilter(channel="ch"),
         pool=7,
         limit=5,
         threshold=0.0,
@@ -59,12 +60,12 @@ def test_fuse_legs_scores_every_candidate_on_both_legs() -> None:
 
 def test_fuse_legs_without_a_keyword_leg() -> None:
     def nearest(
-        vector: Sequence[float], *, space: EmbeddingSpace, channel: str | None, limit: int
+        vector: Sequence[float], *, space: EmbeddingSpace, where: SearchFilter, limit: int
     ) -> list[tuple[str, float]]:
         return [("b", 0.0)]
 
     def distances(
-        vector: Sequence[float], ids: Sequence[str], *, space: EmbeddingSpace
+        vector: Sequence[float], ids: Sequence[str], *, space: EmbeddingSpace, where: SearchFilter
     ) -> dict[str, float]:
         assert not ids
         return {}
@@ -77,7 +78,7 @@ def test_fuse_legs_without_a_keyword_leg() -> None:
         rows_of=lambda ids: {i: ROWS[i] for i in ids if i in ROWS},
         text_of=lambda row: row.text,
         literals=[],
-        channel=None,
+        where=SearchFilter(),
         pool=3,
         limit=3,
         threshold=0.0,

@@ -1,0 +1,247 @@
+"""Benchmark: page loads of the web inspector on a 100 000-message store.
+
+The store: ``--threads`` threads (default 90) of ``--per-thread`` messages (default 1 000), each
+compacted once halfway, plus one big thread that brings the total to ``--messages`` (default
+100 000), all written through ``append_many``. Messages are user/assistant/tool turns of a few
+hundred to a few thousand characters, every fifth assistant turn a tool call with nested
+arguments, every thread one 50 000-character tool output. One thread is quarantined.
+
+The real server (``python -m recallbox.web.serve --port 0``) serves it; a client on loopback
+loads each page ``--repeat`` times over one keep-alive connection (after ``WARMUP`` loads) and
+records the wall time from request to the last byte. Writes JSON (commit, dataset, parameters,
+metric, p50/p95 per page) to ``benchmarks/results/ui.json``.
+
+Usage: ``nice -n 10 python benchmarks/ui.py [--db PATH --keep] [--repeat N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import recallbox  # noqa: E402
+
+DEFAULT_OUT = ROOT / "benchmarks" / "results" / "ui.json"
+DEFAULT_MESSAGES = 100_000
+DEFAULT_THREADS = 90
+DEFAULT_PER_THREAD = 1_000
+DEFAULT_REPEAT = 40
+WARMUP = 3
+BATCH = 500
+LONG_OUTPUT_CHARS = 50_000
+SEED = 20_261_201
+GOAL_P95_MS = 200.0
+WORDS = ["deploy", "rollout", "billing", "staging", "replica", "migration", "kubectl", "pod", "service", "cluster", "database", "index", "cache", "queue", "worker", "retry", "timeout", "latency", "error", "warning", "config", "secret", "token", "branch", "commit", "review", "test", "build", "release", "canary", "metric", "alert", "dashboard", "incident", "runbook"]
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def request_id(channel: str, n: int) -> str:
+    """A unique identifier in one tool output (what a person pastes into the search box)."""
+    return f"req-{zlib.crc32(channel.encode()) % 10_000:04d}-{n:05d}"
+
+
+def _turn(rng: random.Random, n: int, channel: str) -> dict[str, Any]:
+    kind = n % 5
+    if kind == 0:
+        return {"role": "user", "content": _text(rng, rng.randint(8, 60))}
+    if kind == 1:
+        return {
+            "role": "assistant",
+            "content": _text(rng, rng.randint(5, 30)),
+            "tool_calls": [
+                {
+                    "id": f"call_{n}",
+                    "name": "bash",
+                    "arguments": {
+                        "command": f"kubectl get pods -n ns{n % 7}",
+                        "options": {"watch": n % 2 == 0, "labels": [channel, {"tier": "web"}]},
+                    },
+                }
+            ],
+        }
+    if kind == 2:
+        content = f"request {request_id(channel, n)}: " + _text(rng, rng.randint(50, 400))
+        return {"role": "tool", "tool_call_id": f"call_{n}", "content": content}
+    return {"role": "assistant", "content": _text(rng, rng.randint(20, 200))}
+
+
+def build(path: Path, *, messages: int, threads: int, per_thread: int) -> dict[str, Any]:
+    """Write the store; returns what the pages are loaded with."""
+    rng = random.Random(SEED)
+    started = time.perf_counter()
+    channels = [f"bench/thread {t:03d}" for t in range(threads)]
+    big = "bench/big thread"
+    sizes = [(c, per_thread) for c in channels] + [(big, messages - threads * per_thread)]
+    long_ids: list[str] = []
+    with recallbox.open(path) as box:
+        for channel, size in sizes:
+            half = size // 2
+            for start, end in ((0, half), (half, size)):
+                for at in range(start, end, BATCH):
+                    rows = [_turn(rng, n, channel) for n in range(at, min(at + BATCH, end))]
+                    if at == 0:
+                        rows[2] = {"role": "tool", "content": "x" * LONG_OUTPUT_CHARS}
+                    written = box.append_many(channel, rows)
+                    if at == 0:
+                        long_ids.append(written[2].id)
+                if start == 0:
+                    box.compact(channel, f"First half of {channel}: {_text(rng, 40)}")
+        box.quarantine(channels[-1])
+        total = sum(t.message_count for t in box.threads())
+    return {
+        "channels": channels,
+        "big": big,
+        "big_messages": sizes[-1][1],
+        "per_thread": per_thread,
+        "long_id": long_ids[0],
+        "total_messages": total,
+        "build_seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def _first_message(db: Path, channel: str) -> str:
+    with recallbox.open(db) as box:
+        return box.messages(channel, generation=1)[5].id
+
+
+def pages(db: Path, data: dict[str, Any]) -> dict[str, str]:
+    """Name → path of every page measured."""
+    thread = data["channels"][len(data["channels"]) // 2]
+    encoded = quote(thread, safe="")
+    return {
+        "healthz": "/healthz",
+        "index": "/",
+        f"thread ({data['per_thread']:,} messages)": f"/threads/{encoded}",
+        "thread, generation 1 page 5": f"/threads/{encoded}?generation=1&page=5",
+        f"thread ({data['big_messages']:,} messages)": "/threads/" + quote(data["big"], safe=""),
+        "quarantined thread": "/threads/" + quote(data["channels"][-1], safe=""),
+        "message": f"/messages/{_first_message(db, thread)}",
+        "message, 50 000 chars, offset 12 000": f"/messages/{data['long_id']}?offset=12000",
+        "search an identifier (global)": f"/search?q={request_id(thread, 502)}",
+        "search an identifier (one thread)": f"/search?q={request_id(thread, 502)}&channel={encoded}",
+        "search two common words (global)": "/search?q=rollout+canary",
+        "search two common words (one thread)": f"/search?q=rollout+canary&channel={encoded}",
+        "policy": "/policy",
+        "policy confirm": "/policy/confirm?action=quarantine&target=x",
+    }
+
+
+def measure(url: str, paths: dict[str, str], repeat: int) -> dict[str, Any]:
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    connection = http.client.HTTPConnection(host, int(port))
+    results: dict[str, Any] = {}
+    for name, path in paths.items():
+        samples = []
+        size = 0
+        for n in range(WARMUP + repeat):
+            started = time.perf_counter()
+            connection.request("GET", path)
+            response = connection.getresponse()
+            body = response.read()
+            elapsed = (time.perf_counter() - started) * 1000
+            assert response.status == 200, (name, response.status)
+            size = len(body)
+            if n >= WARMUP:
+                samples.append(elapsed)
+        samples.sort()
+        results[name] = {
+            "path": path,
+            "p50_ms": round(statistics.median(samples), 2),
+            "p95_ms": round(samples[int(0.95 * (len(samples) - 1))], 2),
+            "max_ms": round(samples[-1], 2),
+            "samples": len(samples),
+            "bytes": size,
+        }
+        print(f"{name:45s} p50 {results[name]['p50_ms']:8.2f} ms   p95 {results[name]['p95_ms']:8.2f} ms")
+    connection.close()
+    return results
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", type=Path, default=None, help="reuse or keep the store here")
+    parser.add_argument("--keep", action="store_true", help="keep the store after the run")
+    parser.add_argument("--messages", type=int, default=DEFAULT_MESSAGES)
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
+    parser.add_argument("--per-thread", type=int, default=DEFAULT_PER_THREAD)
+    parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="recallbox-ui-bench-"))
+    db = args.db or folder / "ui.db"
+    meta = db.with_suffix(".json")
+    if db.exists() and meta.exists():
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    else:
+        data = build(db, messages=args.messages, threads=args.threads, per_thread=args.per_thread)
+        meta.write_text(json.dumps(data), encoding="utf-8")
+    print(f"store: {data['total_messages']} messages, built in {data['build_seconds']} s")
+    paths = pages(db, data)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "recallbox.web.serve", "--db", str(db), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "RECALLBOX_HOME": str(folder / "home"), "PATH": ""},
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        results = measure(url, paths, args.repeat)
+    finally:
+        server.terminate()
+        server.wait()
+    report = {
+        "benchmark": "ui",
+        "commit": _commit(),
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"python": platform.python_version(), "cpus": 2, "platform": platform.platform()},
+        "command": "nice -n 10 python benchmarks/ui.py",
+        "dataset": {
+            "messages": data["total_messages"],
+            "threads": len(data["channels"]) + 1,
+            "per_thread": args.per_thread,
+            "big_thread_messages": data["big_messages"],
+            "seed": SEED,
+            "build_seconds": data["build_seconds"],
+        },
+        "metric": "page load, client wall time from request to last byte over HTTP keep-alive on loopback, milliseconds",
+        "parameters": {"repeat": args.repeat, "warmup": WARMUP, "goal_p95_ms": GOAL_P95_MS},
+        "pages": results,
+        "over_goal": sorted(n for n, r in results.items() if r["p95_ms"] > GOAL_P95_MS),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    if not args.keep and args.db is None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

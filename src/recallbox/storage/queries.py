@@ -1,0 +1,78 @@
+"""Typed queries and the search filter: what domain code asks a store, in no backend's syntax.
+
+A backend renders these itself — FTS5 ``MATCH`` and ``LIKE``/``GLOB`` on SQLite, ``tsquery``
+and ``pg_trgm`` on PostgreSQL — so no query language crosses the storage protocol.
+
+**Corpora.** A corpus is one kind of searchable row with its own keyword index, its own
+vectors (the embedding spaces whose ``owner`` is the corpus name) and its own visibility rule:
+:data:`CORPUS_MESSAGE` (the sessions domain) and :data:`CORPUS_TRANSCRIPT_CHUNK` (the
+transcripts domain) today; knowledge sections, memory entries and code symbols add theirs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Messages of every thread (public id: the message id).
+CORPUS_MESSAGE = "message"
+#: Chunks of imported transcripts (public id: ``<channel>@<first seq>[.<part>]``).
+CORPUS_TRANSCRIPT_CHUNK = "transcript_chunk"
+
+Phrase = tuple[str, ...]
+"""Words that must occur adjacent and in this order (see :class:`LexicalQuery`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalQuery:
+    """A ranked keyword query: rows holding **any** of ``phrases``, best BM25 first.
+
+    A phrase is a sequence of words, none holding whitespace; the backend runs each word
+    through its ranked index's tokenizer (on SQLite FTS5 ``porter unicode61
+    remove_diacritics 2``, so ``search_memory`` is the two tokens ``search memory``) and needs
+    the tokens adjacent and in order. CJK text arrives segmented (``recallbox.text.cjk``): a
+    CJK run is a phrase of its overlapping bigrams, one word each. Phrase order is query order
+    (:class:`~recallbox.storage.values.KeywordScope` reports one document frequency per phrase,
+    in this order). Build one with ``recallbox.text.fts_query.build_fts_query``.
+    """
+
+    phrases: tuple[Phrase, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        """True when there is nothing to search for (a store answers ``[]``)."""
+        return not self.phrases
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralQuery:
+    """Thread search's exact substring query (DESIGN §3.2): ``term`` is text, never syntax.
+
+    ``case_sensitive=False`` asks for rows that may hold ``term`` with case folded (a superset
+    of the case-sensitive rows); the caller rechecks every row exactly.
+    """
+
+    term: str
+    case_sensitive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilter:
+    """How a search narrows what the visibility rule already lets through (never widens it).
+
+    ``channel``: one thread (``None``: every thread). ``scope``: a knowledge or code scope; a
+    corpus without scopes raises :class:`~recallbox.errors.UnsupportedFilter` when it is set.
+    ``excluded``: exclusions normalised by ``recallbox.domains.privacy.normalize_source_path``
+    (a basename, or a path holding ``/``) denied for this call on top of the stored policy,
+    matched as stored exclusions are (DESIGN §5, per-call ``excluded``);
+    ``excluded_identities``: the file identities of those that name an existing file (hard
+    links to them are denied too).
+    """
+
+    channel: str | None = None
+    scope: str | None = None
+    excluded: tuple[str, ...] = ()
+    excluded_identities: tuple[str, ...] = ()
+
+
+#: No narrowing: every row the visibility rule allows.
+EVERYTHING = SearchFilter()

@@ -1,0 +1,183 @@
+"""The corpora of the SQLite backend: one descriptor per kind of searchable row.
+
+The keyword index (``keyword.py``) and the vectors (``vector_index.py``) are written once,
+over a :class:`Corpus`; a new domain adds its tables in a migration and one descriptor here
+(its ranked FTS5 index, its public id, its part of the visibility rule, its privacy gate, what
+it embeds). Every statement built from a descriptor adds :attr:`Corpus.joins` and applies
+:attr:`Corpus.rule` (the row's part and the gate) and :meth:`Corpus.narrow` (the filter).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from recallbox.errors import InvalidArgument
+from recallbox.storage.queries import CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK, SearchFilter
+from recallbox.storage.sqlite.rows import json_list
+from recallbox.storage.sqlite.visibility import (
+    MESSAGE_VISIBLE_SQL,
+    THREAD_ALLOWED_SQL,
+    Clause,
+    narrowing,
+)
+from recallbox.storage.values import parse_chunk_id
+
+#: The public chunk id of ``transcript_chunks c JOIN threads t``.
+CHUNK_ID_SQL = (
+    "(t.channel || '@' || c.first_seq || CASE WHEN c.part > 0 THEN '.' || c.part ELSE '' END)"
+)
+
+
+def _message_keys(ids: Sequence[str]) -> str:
+    return json_list(list(dict.fromkeys(ids)))
+
+
+def _chunk_keys(ids: Sequence[str]) -> str:
+    keys = []
+    for value in dict.fromkeys(ids):
+        parsed = parse_chunk_id(value)
+        if parsed is not None:
+            keys.append([*parsed, value])
+    return json.dumps(keys, ensure_ascii=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """The SQL of one corpus; its table (aliased :attr:`alias`) has ``id``, ``thread_id`` and
+    ``content_hash`` columns, and :attr:`fts` is an external-content FTS5 index over it.
+
+    Attributes:
+        name: the corpus name (``recallbox.storage.queries.CORPUS_*``, the vectors' owner).
+        table, alias: the content table and its alias in every statement.
+        fts: the ranked FTS5 index (its ``_docsize`` shadow table holds row token counts).
+        public_id: SQL of a row's public id.
+        visible: the row's own part of the visibility rule (the gate is added).
+        embeddable: the rows whose text may be embedded (the gate is added).
+        text: SQL of the text a vector describes.
+        drilled: the rows the hit-log records a drill for (the lazy embedding pass).
+        keys_from: a ``FROM`` that resolves the JSON array bound first (from :attr:`keys`) to
+            rows ``alias`` with :attr:`joins`, in the order given; ``given`` is the id it was
+            asked for.
+        keys: the JSON array of lookup keys for a list of public ids (unparseable ids dropped).
+        joins: the joins from a row to what :attr:`gate` reads (its thread ``t``).
+        gate: the stored privacy policy's condition (quarantine, excluded sources).
+        channel_sql: the column a filter's channel is compared with (``None``: no channels).
+        source_sql: the column of the normalised source basename per-call exclusions compare
+            with.
+        source_path_sql: the row's normalised source path (documents, files), compared with
+            exclusions that hold a ``/``; ``None`` for thread rows (basenames only).
+        source_identity_sql: the column of the row's source file identity, or ``None``.
+        source_suffix: a path exclusion also matches a path ending with ``/`` + it.
+        scope: the corpus's scope condition with one ``{}`` placeholder, or ``None``.
+    """
+
+    name: str
+    table: str
+    alias: str
+    fts: str
+    public_id: str
+    visible: str
+    embeddable: str
+    text: str
+    drilled: str
+    keys_from: str
+    given: str
+    keys: Callable[[Sequence[str]], str]
+    joins: str
+    gate: str = THREAD_ALLOWED_SQL
+    channel_sql: str | None = "t.channel"
+    source_sql: str = "t.source"
+    source_path_sql: str | None = None
+    source_identity_sql: str | None = "t.source_identity"
+    source_suffix: bool = True
+    scope: str | None = None
+
+    @property
+    def rows_from(self) -> str:
+        """``<table> <alias> <joins>``."""
+        return f"{self.table} {self.alias} {self.joins}"
+
+    @property
+    def rule(self) -> str:
+        """The whole visibility rule of a row of this corpus."""
+        return f"{self.visible} AND {self.gate}"
+
+    def narrow(self, where: SearchFilter, *, first: int | None = None) -> Clause:
+        """The conditions ``where`` adds (see :func:`~recallbox.storage.sqlite.visibility.narrowing`).
+
+        Raises:
+            UnsupportedFilter: a channel or scope this corpus does not have.
+        """
+        return narrowing(
+            where,
+            scope_sql=self.scope,
+            channel_sql=self.channel_sql,
+            source_sql=self.source_sql,
+            path_sql=self.source_path_sql,
+            identity_sql=self.source_identity_sql,
+            suffix=self.source_suffix,
+            first=first,
+        )
+
+    @property
+    def fresh_vector(self) -> str:
+        """A vector counts only while it describes the row's current text (binds the space)."""
+        a = self.alias
+        return (
+            f"EXISTS (SELECT 1 FROM embeddings e WHERE e.space_id = ? AND e.target_rowid = {a}.id "
+            f"AND e.content_hash = {a}.content_hash)"
+        )
+
+
+MESSAGES = Corpus(
+    name=CORPUS_MESSAGE,
+    table="messages",
+    alias="m",
+    fts="messages_fts",
+    public_id="m.uid",
+    visible=MESSAGE_VISIBLE_SQL,
+    embeddable="m.kind = 'message' AND m.model_visible = 1 "
+    "AND length(trim(m.content, char(32, 9, 10))) > 0",
+    text="m.content",
+    drilled="EXISTS (SELECT 1 FROM hit_log h WHERE h.drilled = 1 AND h.target_id = m.uid)",
+    keys_from="json_each(?) AS j CROSS JOIN messages m ON m.uid = j.value "
+    "JOIN threads t ON t.id = m.thread_id",
+    given="j.value",
+    keys=_message_keys,
+    joins="JOIN threads t ON t.id = m.thread_id",
+)
+
+TRANSCRIPT_CHUNKS = Corpus(
+    name=CORPUS_TRANSCRIPT_CHUNK,
+    table="transcript_chunks",
+    alias="c",
+    fts="transcript_chunks_fts",
+    public_id=CHUNK_ID_SQL,
+    visible="1",  # a chunk holds visible messages only; its thread's gate decides
+    embeddable="length(trim(c.content)) > 0",
+    text="c.content",
+    drilled="EXISTS (SELECT 1 FROM json_each(c.message_ids) jm JOIN hit_log h "
+    "ON h.target_id = jm.value WHERE h.drilled = 1)",
+    keys_from="json_each(?) AS j CROSS JOIN threads t ON t.channel = j.value ->> 0 "
+    "CROSS JOIN transcript_chunks c ON c.thread_id = t.id AND c.first_seq = j.value ->> 1 "
+    "AND c.part = j.value ->> 2",
+    given="j.value ->> 3",
+    keys=_chunk_keys,
+    joins="JOIN threads t ON t.id = c.thread_id",
+)
+
+CORPORA: dict[str, Corpus] = {corpus.name: corpus for corpus in (MESSAGES, TRANSCRIPT_CHUNKS)}
+
+
+def corpus_of(name: str) -> Corpus:
+    """The descriptor of corpus ``name``.
+
+    Raises:
+        InvalidArgument: this backend has no such corpus.
+    """
+    found = CORPORA.get(name)
+    if found is None:
+        raise InvalidArgument(f"unknown corpus {name!r}; this backend has {', '.join(CORPORA)}")
+    return found

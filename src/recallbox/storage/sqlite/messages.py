@@ -1,0 +1,303 @@
+"""Threads, generations and messages on SQLite: the history itself, and its gated reads.
+
+The audit reads (:meth:`ThreadMixin.get_message`, :meth:`ThreadMixin.iter_messages`,
+:meth:`ThreadMixin.list_threads`) return everything; the reads that serve a search or an agent
+(:meth:`ThreadMixin.readable_message`, :meth:`ThreadMixin.search_rows`,
+:meth:`ThreadMixin.session_window`) apply the visibility rule (``visibility.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+import apsw
+
+from recallbox.errors import NotFound
+from recallbox.storage.queries import SearchFilter
+from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.corpora import MESSAGES
+from recallbox.storage.sqlite.rows import (
+    GENERATION_ID_PREFIX,
+    MESSAGE_COLUMN_COUNT,
+    MESSAGE_COLUMNS,
+    MESSAGE_FROM,
+    MESSAGE_ID_PREFIX,
+    content_hash,
+    dump_json,
+    format_time,
+    new_id,
+    now,
+    parse_time,
+    row_to_message,
+    text_columns,
+)
+from recallbox.storage.sqlite.visibility import (
+    MESSAGE_SEARCHABLE_SQL,
+    THREAD_ALLOWED_SQL,
+)
+from recallbox.storage.values import NewMessage, ReadableMessage, SearchRow
+from recallbox.types import Generation, Message, Thread
+
+_THREAD_SELECT = (
+    "SELECT t.channel, t.title, t.quarantined, t.created_at, "
+    "(SELECT max(number) FROM generations g WHERE g.thread_id = t.id), "
+    "(SELECT count(*) FROM messages m WHERE m.thread_id = t.id) FROM threads t"
+)
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (uid, thread_id, generation_id, seq, role, kind, content, "
+    "content_seg, args_text, raw_content, tool_calls, tool_calls_raw, tool_call_id, "
+    "model_visible, pending, created_at, metadata, content_hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _thread(row: Sequence[Any]) -> Thread:
+    return Thread(
+        channel=row[0],
+        title=row[1],
+        quarantined=bool(row[2]),
+        created_at=parse_time(row[3]),
+        generation_count=int(row[4]),
+        message_count=int(row[5]),
+    )
+
+
+def _generation(row: Sequence[Any]) -> Generation:
+    return Generation(id=row[0], number=int(row[1]), channel=row[2], opened_at=parse_time(row[3]))
+
+
+def thread_id(conn: apsw.Connection, channel: str) -> int | None:
+    """The row id of thread ``channel``, or ``None``."""
+    row = conn.execute("SELECT id FROM threads WHERE channel = ?", (channel,)).fetchone()
+    return int(row[0]) if row else None
+
+
+def ensure_thread_id(conn: apsw.Connection, channel: str, title: str | None) -> int:
+    """The row id of thread ``channel``, creating the thread (and generation 1) when missing."""
+    found = thread_id(conn, channel)
+    if found is not None:
+        return found
+    stamp = now()
+    conn.execute(
+        "INSERT INTO threads (channel, title, created_at, last_activity) VALUES (?, ?, ?, ?)",
+        (channel, title, stamp, stamp),
+    )
+    created = int(conn.last_insert_rowid())
+    conn.execute(
+        "INSERT INTO generations (uid, thread_id, number, opened_at) VALUES (?, ?, 1, ?)",
+        (new_id(GENERATION_ID_PREFIX), created, stamp),
+    )
+    return created
+
+
+def _messages_by_uid(conn: apsw.Connection, ids: Sequence[str]) -> list[Message]:
+    out: list[Message] = []
+    for uid in ids:
+        row = conn.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE m.uid = ?", (uid,)
+        ).fetchone()
+        assert row is not None
+        out.append(row_to_message(row))
+    return out
+
+
+class ThreadMixin:
+    """:class:`~recallbox.storage.base.ThreadStore` for :class:`SQLiteStore`."""
+
+    pool: ConnectionPool
+
+    # -- threads ---------------------------------------------------------------------------
+    def get_thread(self, channel: str) -> Thread | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(_THREAD_SELECT + " WHERE t.channel = ?", (channel,)).fetchone()
+        return _thread(row) if row else None
+
+    def list_threads(self) -> list[Thread]:
+        with self.pool.reading() as conn:
+            rows = conn.execute(_THREAD_SELECT + " ORDER BY t.id").fetchall()
+        return [_thread(r) for r in rows]
+
+    def ensure_thread(self, channel: str, title: str | None) -> Thread:
+        with self.pool.transaction() as conn:
+            ensure_thread_id(conn, channel, title)
+        thread = self.get_thread(channel)
+        assert thread is not None
+        return thread
+
+    def set_title(self, channel: str, title: str | None) -> None:
+        with self.pool.transaction() as conn:
+            ensure_thread_id(conn, channel, title)
+            conn.execute("UPDATE threads SET title = ? WHERE channel = ?", (title, channel))
+
+    # -- generations -----------------------------------------------------------------------
+    def generations(self, channel: str) -> list[Generation]:
+        with self.pool.reading() as conn:
+            rows = conn.execute(
+                "SELECT g.uid, g.number, t.channel, g.opened_at FROM generations g "
+                "JOIN threads t ON t.id = g.thread_id WHERE t.channel = ? ORDER BY g.number",
+                (channel,),
+            ).fetchall()
+        return [_generation(r) for r in rows]
+
+    def current_generation(self, channel: str) -> Generation:
+        gens = self.generations(channel)
+        if not gens:
+            raise NotFound(f"unknown channel {channel!r}")
+        return gens[-1]
+
+    # -- messages --------------------------------------------------------------------------
+    def append(self, channel: str, rows: Sequence[NewMessage]) -> list[Message]:
+        ids: list[str] = []
+        with self.pool.transaction() as conn:
+            thread = ensure_thread_id(conn, channel, None)
+            gen_row = conn.execute(
+                "SELECT id, number FROM generations WHERE thread_id = ? "
+                "ORDER BY number DESC LIMIT 1",
+                (thread,),
+            ).fetchone()
+            seq_row = conn.execute(
+                "SELECT next_seq FROM threads WHERE id = ?", (thread,)
+            ).fetchone()
+            assert gen_row is not None and seq_row is not None
+            generation_id, number = int(gen_row[0]), int(gen_row[1])
+            seq = int(seq_row[0])
+            latest = ""
+            for row in rows:
+                created = format_time(row.created_at)
+                if row.opens_generation:
+                    conn.execute(
+                        "UPDATE generations SET closed_at = ? WHERE id = ?",
+                        (created, generation_id),
+                    )
+                    number += 1
+                    conn.execute(
+                        "INSERT INTO generations (uid, thread_id, number, opened_at) "
+                        "VALUES (?, ?, ?, ?)",
+                        (new_id(GENERATION_ID_PREFIX), thread, number, created),
+                    )
+                    generation_id = int(conn.last_insert_rowid())
+                uid = new_id(MESSAGE_ID_PREFIX)
+                conn.execute(
+                    _INSERT_MESSAGE,
+                    (
+                        uid,
+                        thread,
+                        generation_id,
+                        seq,
+                        row.role,
+                        row.kind,
+                        *text_columns(row),
+                        row.tool_call_id,
+                        int(row.model_visible),
+                        int(row.pending),
+                        created,
+                        dump_json(row.metadata),
+                        content_hash(row.content, row.args_text),
+                    ),
+                )
+                ids.append(uid)
+                seq += 1
+                latest = max(latest, created)
+            conn.execute(
+                "UPDATE threads SET next_seq = ?, last_activity = max(last_activity, ?) "
+                "WHERE id = ?",
+                (seq, latest, thread),
+            )
+            return _messages_by_uid(conn, ids)
+
+    def iter_messages(self, channel: str, generation: int | None = None) -> Iterator[Message]:
+        sql = f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE t.channel = ?"
+        params: tuple[Any, ...] = (channel,)
+        if generation is not None:
+            sql += " AND g.number = ?"
+            params = (channel, generation)
+        sql += " ORDER BY g.number, m.seq"
+        with self.pool.reading() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        for row in rows:
+            yield row_to_message(row)
+
+    def messages(self, channel: str, generation: int | None = None) -> list[Message]:
+        return list(self.iter_messages(channel, generation))
+
+    def get_message(self, message_id: str) -> Message | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE m.uid = ?", (message_id,)
+            ).fetchone()
+        return row_to_message(row) if row else None
+
+    def _update_message(self, message_id: str, column: str, value: Any) -> Message:
+        with self.pool.transaction() as conn:
+            changed = conn.execute(
+                f"UPDATE messages SET {column} = ? WHERE uid = ? RETURNING uid", (value, message_id)
+            ).fetchall()
+            if not changed:
+                raise NotFound(f"unknown message id {message_id!r}")
+            return _messages_by_uid(conn, [message_id])[0]
+
+    def set_pending(self, message_id: str, pending: bool) -> Message:
+        return self._update_message(message_id, "pending", int(pending))
+
+    def set_superseded(self, message_id: str, by: str | None) -> Message:
+        return self._update_message(message_id, "superseded_by", by)
+
+    # -- gated reads -----------------------------------------------------------------------
+    def readable_message(self, message_id: str) -> ReadableMessage | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS}, m.tool_calls_raw FROM {MESSAGE_FROM} "
+                f"WHERE m.uid = ? AND {THREAD_ALLOWED_SQL}",
+                (message_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        count = MESSAGE_COLUMN_COUNT
+        return ReadableMessage(message=row_to_message(row[:count]), tool_calls_raw=row[count])
+
+    def search_rows(self, ids: Sequence[str], *, where: SearchFilter) -> dict[str, SearchRow]:
+        narrow = MESSAGES.narrow(where)
+        if not ids:
+            return {}
+        sql = (
+            "SELECT m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at "
+            f"FROM {MESSAGES.keys_from} WHERE {MESSAGES.rule}{narrow.sql}"
+        )
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(sql, (MESSAGES.keys(ids), *narrow.params)).fetchall()
+        return {
+            str(r[0]): SearchRow(
+                id=str(r[0]),
+                channel=str(r[1]),
+                role=str(r[2]),
+                content=str(r[3]),
+                content_hash=str(r[4]),
+                created_at=datetime.fromisoformat(str(r[5])),
+            )
+            for r in rows
+        }
+
+    def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
+        narrow = MESSAGES.narrow(where)
+        base = f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE {MESSAGE_SEARCHABLE_SQL}"
+        base += narrow.sql
+        with self.pool.snapshot() as conn:
+            hit = conn.execute(f"{base} AND m.uid = ?", (*narrow.params, message_id)).fetchone()
+            if hit is None:
+                return []
+            place = conn.execute(
+                "SELECT thread_id, seq FROM messages WHERE uid = ?", (message_id,)
+            ).fetchone()
+            assert place is not None
+            span = max(0, radius)
+            before = conn.execute(
+                f"{base} AND m.thread_id = ? AND m.seq < ? ORDER BY m.seq DESC LIMIT ?",
+                (*narrow.params, place[0], place[1], span),
+            ).fetchall()
+            after = conn.execute(
+                f"{base} AND m.thread_id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?",
+                (*narrow.params, place[0], place[1], span),
+            ).fetchall()
+        return [row_to_message(r) for r in [*reversed(before), hit, *after]]

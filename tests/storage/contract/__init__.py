@@ -1,0 +1,1 @@
+"""The storage contract suite: written against ``recallbox.storage.base`` only (see conftest)."""

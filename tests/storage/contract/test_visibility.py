@@ -1,0 +1,156 @@
+"""PolicyStore and the visibility rule: a denied thread is invisible to every read of a search.
+
+Every read that serves a search is checked against every way of denying a thread: quarantine,
+a stored exclusion of its source (by name, by file identity) and a per-call exclusion
+(``SearchFilter.excluded``). The allowed thread's rows must come through untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pytest
+
+import recallbox
+from recallbox.storage.base import (
+    CORPUS_MESSAGE,
+    CORPUS_TRANSCRIPT_CHUNK,
+    EVERYTHING,
+    EmbeddingSpace,
+    LexicalQuery,
+    LiteralQuery,
+    SearchFilter,
+    Store,
+    chunk_id,
+)
+
+from .helpers import DENIALS, add, chunk, deny, embed, stored
+
+NEEDLE = LexicalQuery((("needle",),))
+
+
+@dataclass
+class World:
+    store: Store
+    ops: list[str]
+    secret: list[str]
+    messages: EmbeddingSpace
+    chunks: EmbeddingSpace
+
+
+@pytest.fixture
+def world(store: Store) -> World:
+    ops = [m.id for m in add(store, "ops", "needle alpha one", "needle alpha two")]
+    secret = [m.id for m in add(store, "secret", "needle alpha hidden", "needle alpha more")]
+    chunk(store, "ops")
+    chunk(store, "secret")
+    return World(
+        store, ops, secret, embed(store, CORPUS_MESSAGE), embed(store, CORPUS_TRANSCRIPT_CHUNK)
+    )
+
+
+def test_the_policy_is_stored_and_reported(store: Store) -> None:
+    store.ensure_thread("ops", None)
+    assert store.thread_allowed("ops") and not store.thread_allowed("nope")
+    store.set_quarantined("ops", True)
+    store.set_thread_source("dev", "Notes.md", None)
+    store.set_source_excluded("notes.md", True, "1:2")
+    store.set_source_excluded("notes.md", True)  # again, without identity: the identity stays
+    policy = store.policy()
+    assert policy.quarantined == ("ops",) and policy.excluded_sources == ("notes.md",)
+    assert not store.thread_allowed("ops")
+    thread = store.get_thread("ops")
+    assert thread is not None and thread.quarantined
+    store.set_quarantined("ops", False)
+    store.set_source_excluded("notes.md", False)
+    assert store.thread_allowed("ops") and store.policy().excluded_sources == ()
+    with pytest.raises(recallbox.NotFound):
+        store.set_quarantined("nope", True)
+
+
+def test_an_exclusion_matches_by_name_or_by_identity(store: Store) -> None:
+    store.set_thread_source("a", "a.jsonl", "9:1")
+    store.set_thread_source("b", "b.jsonl", None)
+    store.set_source_excluded("renamed.jsonl", True, "9:1")
+    assert not store.thread_allowed("a") and store.thread_allowed("b")
+    store.set_source_excluded("b.jsonl", True)
+    assert not store.thread_allowed("b")
+
+
+@pytest.mark.parametrize("how", DENIALS)
+def test_a_denied_thread_is_invisible_to_every_search_read(world: World, how: str) -> None:
+    store, ops, secret = world.store, world.ops, world.secret
+    where = deny(store, "secret", how)
+    both = [*ops, *secret]
+    chunk_ids = [chunk_id("ops", 1), chunk_id("secret", 1)]
+    for term in ("needle", "ne"):
+        found = store.literal_candidates(
+            LiteralQuery(term, True), where=where, limit=100, recent=10
+        )
+        assert sorted(m.id for m in found) == sorted(ops)
+    for corpus, expected in ((CORPUS_MESSAGE, ops), (CORPUS_TRANSCRIPT_CHUNK, chunk_ids[:1])):
+        ranked = store.keyword_ranked(corpus, NEEDLE, where=where, limit=100)
+        assert sorted(i for i, _ in ranked) == sorted(expected)
+        secret_scope = replace(where, channel="secret")
+        assert store.keyword_scope(corpus, NEEDLE, where=secret_scope) is None
+        assert store.keyword_scope(corpus, NEEDLE, where=replace(where, channel="ops"))
+    for space, ids, expected in (
+        (world.messages, both, ops),
+        (world.chunks, chunk_ids, chunk_ids[:1]),
+    ):
+        near = store.nearest([1.0, 0.0], space=space, where=where, limit=10)
+        assert sorted(i for i, _ in near) == sorted(expected)
+        assert sorted(store.distances([1.0, 0.0], ids, space=space, where=where)) == sorted(
+            expected
+        )
+        assert (
+            store.nearest([1.0, 0.0], space=space, where=replace(where, channel="secret"), limit=5)
+            == []
+        )
+    assert sorted(store.search_rows(both, where=where)) == sorted(ops)
+    assert list(store.chunk_rows(chunk_ids, where=where)) == chunk_ids[:1]
+    assert store.session_window(secret[0], 5, where=where) == []
+    assert [m.id for m in store.session_window(ops[0], 5, where=where)] == ops
+    if stored(how):
+        assert store.readable_message(secret[0]) is None
+        assert store.transcript_chunk("secret", 1, 0) is None
+        assert not store.thread_allowed("secret")
+        for space in (world.messages, world.chunks):
+            store.put_embeddings(space, [])  # nothing to write is fine
+        assert store.readable_message(ops[0]) is not None
+
+
+@pytest.mark.parametrize("how", [d for d in DENIALS if stored(d)])
+def test_a_denied_text_is_never_handed_to_an_embedder(store: Store, how: str) -> None:
+    add(store, "secret", "needle alpha hidden")
+    allowed = add(store, "ops", "needle alpha shown")[0]
+    chunk(store, "ops")
+    chunk(store, "secret")
+    deny(store, "secret", how)
+    for corpus, expected in ((CORPUS_MESSAGE, [allowed.id]), (CORPUS_TRANSCRIPT_CHUNK, ["ops@1"])):
+        space = store.ensure_embedding_space(corpus, "m", 2)
+        assert [t.id for t in store.embed_targets(space, after=0, limit=10)] == expected
+        assert store.count_embed_targets(space) == 1
+
+
+@pytest.mark.parametrize("how", DENIALS)
+def test_a_denial_committed_after_the_candidates_were_taken_still_holds(
+    store: Store, how: str
+) -> None:
+    """The privacy race of #9: the lazy part of the literal stream applies the rule again."""
+    add(store, "secret", *(f"needle {i}" for i in range(200)))
+    where = EVERYTHING if stored(how) else SearchFilter(excluded=("secret.jsonl",))
+    stream = store.literal_candidates(LiteralQuery("needle", True), where=where, limit=1000)
+    deny(store, "secret", how)
+    assert [m.id for m in stream] == []
+
+
+def test_an_unsupported_filter_is_refused_not_dropped(world: World) -> None:
+    scoped = SearchFilter(scope="project")
+    store = world.store
+    with pytest.raises(recallbox.UnsupportedFilter):
+        store.keyword_ranked(CORPUS_MESSAGE, NEEDLE, where=scoped, limit=5)
+    with pytest.raises(recallbox.UnsupportedFilter):
+        store.literal_candidates(LiteralQuery("needle", True), where=scoped, limit=5)
+    with pytest.raises(recallbox.UnsupportedFilter):
+        store.nearest([1.0, 0.0], space=world.messages, where=scoped, limit=5)

@@ -1,0 +1,138 @@
+"""Driver errors stop at the store boundary: each becomes a StoreUnavailable naming the fix."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import apsw
+import pytest
+
+import recallbox
+from recallbox.storage.sqlite.store import SQLiteStore
+
+
+def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("just some notes, not SQLite\n" * 100, encoding="utf-8")
+    with pytest.raises(recallbox.StoreUnavailable, match="not a recallbox database"):
+        recallbox.open(path)
+    assert path.read_text(encoding="utf-8").startswith("just some notes")
+
+
+def test_a_directory_is_not_a_database(tmp_path: Path) -> None:
+    with pytest.raises(recallbox.StoreUnavailable, match="cannot open the database"):
+        recallbox.open(tmp_path)
+
+
+def test_a_path_under_a_regular_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(recallbox.StoreUnavailable, match="is a file, not a folder"):
+        recallbox.open(blocker / "recall.db")
+
+
+def _damaged(tmp_path: Path) -> Path:
+    path = tmp_path / "recall.db"
+    with recallbox.open(path) as box:
+        box.append_many(
+            "ops", [{"role": "user", "content": f"line {i} " * 200} for i in range(200)]
+        )
+    conn = apsw.Connection(str(path))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").fetchone()
+    (page,) = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    data = bytearray(path.read_bytes())
+    data[(root - 1) * page] = 0  # not a b-tree page type: SQLITE_CORRUPT on the next read
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_corruption_found_by_a_query_names_doctor_repair(tmp_path: Path) -> None:
+    damaged = r"damaged.*doctor --repair"
+    with (
+        recallbox.open(_damaged(tmp_path)) as box,  # the migration table is intact: it opens
+        pytest.raises(recallbox.StoreUnavailable, match=damaged) as info,
+    ):
+        box.messages("ops")
+    assert isinstance(info.value.__cause__, apsw.CorruptError)
+
+
+def test_text_that_is_not_utf8_is_damage_too(tmp_path: Path) -> None:
+    path = tmp_path / "recall.db"
+    with recallbox.open(path) as box:
+        box.append("ops", "user", "needle in a haystack")
+        box.store.pool.connection().execute(  # type: ignore[attr-defined]
+            "UPDATE messages SET content = CAST(X'ff6e6565646c65' AS TEXT)"
+        )
+        with pytest.raises(recallbox.StoreUnavailable, match=r"not UTF-8.*doctor --repair"):
+            box.messages("ops")
+
+
+def test_a_write_inside_a_read_snapshot_is_refused(db_path: Path) -> None:
+    store = SQLiteStore(str(db_path))
+    try:
+        with store.read_snapshot(), pytest.raises(RuntimeError, match="read snapshot"):
+            store.ensure_thread("ops", None)
+        store.ensure_thread("ops", None)  # fine once the snapshot is over
+        with store.transaction(), store.read_snapshot():  # a snapshot joins a write
+            store.ensure_thread("dev", None)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("location", ["file", ":memory:"])
+def test_a_snapshot_does_not_see_a_commit_made_meanwhile(tmp_path: Path, location: str) -> None:
+    path = str(tmp_path / "s.db") if location == "file" else ":memory:"
+    store = SQLiteStore(path)
+    try:
+        store.ensure_thread("before", None)
+        seen: list[list[str]] = []
+        started, committed = threading.Event(), threading.Event()
+
+        def writer() -> None:
+            started.wait(5)
+            store.ensure_thread("during", None)
+            committed.set()
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        with store.read_snapshot():
+            seen.append([t.channel for t in store.list_threads()])
+            started.set()
+            committed.wait(0.5 if location == ":memory:" else 5)  # memory: the writer waits
+            seen.append([t.channel for t in store.list_threads()])
+        thread.join(5)
+        assert seen == [["before"], ["before"]]
+        assert [t.channel for t in store.list_threads()] == ["before", "during"]
+    finally:
+        store.close()
+
+
+def test_closing_while_another_thread_runs_a_statement(db_path: Path) -> None:
+    """A late answer may still be reading when the Box closes: closing must not raise."""
+    store = SQLiteStore(str(db_path))
+    store.ensure_thread("ops", None)
+    inside, release = threading.Event(), threading.Event()
+    rows: list[object] = []
+
+    def block() -> int:
+        inside.set()
+        release.wait(5)
+        return 1
+
+    def reader() -> None:
+        with store.pool.reading() as conn:
+            conn.create_scalar_function("block", block)
+            rows.extend(conn.execute("SELECT block() FROM threads").fetchall())
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert inside.wait(5)
+    store.close()  # the reader is inside a statement on its connection
+    release.set()
+    thread.join(5)
+    assert rows == [(1,)]
+    with pytest.raises(recallbox.StoreUnavailable, match="closed"):
+        store.get_thread("ops")
