@@ -7,10 +7,6 @@ readers), a query for ``search_memory`` / ``search`` / ``read_message``, and a m
 content, tool-call arguments and metadata are drawn from it. A library error
 (``RecallError``) is an answer; any other exception is a crash, and libFuzzer's ``-timeout``
 is the per-input watchdog. Needs ``pip install atheris`` (not a recallbox dependency).
-
-KNOWN_OPEN: a message id holding a lone surrogate still makes ``read_message`` raise
-``UnicodeEncodeError`` (tests/reliability/test_hostile.py holds it as a strict xfail); such
-ids are not sent until it is fixed, so the fuzzer looks for new crashes.
 """
 
 from __future__ import annotations
@@ -47,9 +43,8 @@ def one_input(data: bytes) -> None:
         lambda: BOX.search_memory(query),
         lambda: BOX.search_memory(query, channel="t1"),
         lambda: BOX.search(query, allow_embed=False),
+        lambda: BOX.read_message(query),
     ]
-    if not any("\ud800" <= ch <= "\udfff" for ch in query):  # KNOWN_OPEN (see module doc)
-        calls.append(lambda: BOX.read_message(query))
     for call in calls:
         with contextlib.suppress(recallbox.RecallError):
             call()

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from reliability.conftest import CI_WRITES
 from reliability.harness.concurrency import Role, reads_during_held_import, run_concurrently
 
@@ -31,11 +29,6 @@ def test_many_processes_on_one_file_lose_nothing_and_duplicate_nothing(tmp_path:
     assert result.reads > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage: open() runs BEGIN IMMEDIATE (migrate) and read_message writes a drill, "
-    "so a reader waits for the writer and fails after the busy timeout (#15)",
-)
 def test_readers_open_and_read_while_an_import_holds_the_write_lock(tmp_path: Path) -> None:
     result = reads_during_held_import(tmp_path)
     assert result.lock_held

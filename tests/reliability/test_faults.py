@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 import recallbox
 from recallbox.cli import cli
+from recallbox.storage.sqlite.schema import LATEST_VERSION
 from reliability.harness import faults
 from reliability.harness.invariants import check_store, structure_problems
 
@@ -73,10 +74,6 @@ def test_a_desynced_index_is_reported_and_repaired_without_losing_a_row(
 
 
 # -- a missing vector table -------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage: doctor does not check vec0 tables, search raises apsw.SQLError (#15)",
-)
 def test_a_missing_vector_table_is_found_by_doctor_and_rebuilt(db_path: Path) -> None:
     ids = seed(db_path, embed=True)
     assert faults.drop_vector_tables(db_path) == ["vec_space_1"]
@@ -112,7 +109,8 @@ def test_a_newer_database_is_refused_with_the_upgrade_command(db_path: Path) -> 
     faults.newer_schema(db_path)
     message = (
         f"database {str(db_path)!r} has schema version 10000, written by a newer recallbox "
-        "(this one knows up to 3); upgrade recallbox (pip install -U recallbox) to open it"
+        f"(this one knows up to {LATEST_VERSION}); upgrade recallbox (pip install -U recallbox) "
+        "to open it"
     )
     with pytest.raises(recallbox.SchemaMismatch) as caught:
         recallbox.open(db_path)
@@ -138,7 +136,6 @@ READ_ONLY = {
 """A read-only file refuses the write; a read-only folder refuses the journal the write needs."""
 
 
-@pytest.mark.xfail(strict=True, reason="storage: apsw.ReadOnlyError reaches the caller (#15)")
 def test_a_read_only_file_reads_and_refuses_writes_naming_the_fix(db_path: Path) -> None:
     ids = seed(db_path, 6)
     with faults.immutable(db_path), recallbox.open(db_path) as box:
@@ -150,7 +147,6 @@ def test_a_read_only_file_reads_and_refuses_writes_naming_the_fix(db_path: Path)
     all_present(db_path, ids)
 
 
-@pytest.mark.xfail(strict=True, reason="storage: apsw.CantOpenError reaches the caller (#15)")
 def test_a_read_only_folder_is_refused_naming_the_fix(db_path: Path) -> None:
     """SQLite cannot read a WAL database whose folder refuses its -shm file: a clear refusal."""
     ids = seed(db_path, 6)
@@ -166,7 +162,6 @@ def test_a_read_only_folder_is_refused_naming_the_fix(db_path: Path) -> None:
 FULL = "the disk holding {path!r} is full; free some space and retry"
 
 
-@pytest.mark.xfail(strict=True, reason="storage: apsw.FullError reaches the caller (#15)")
 def test_a_full_disk_fails_the_write_cleanly_and_keeps_every_row(db_path: Path) -> None:
     ids = seed(db_path)
     with faults.page_cap(faults.page_count(db_path) + 2), recallbox.open(db_path) as box:
@@ -203,7 +198,6 @@ def test_a_full_disk_during_an_import_is_a_failed_file_then_resumes(
 DISK = re.compile(r"the disk failed reading or writing '.*' \(.*injected .* failure.*\); retry")
 
 
-@pytest.mark.xfail(strict=True, reason="storage: apsw.IOError reaches the caller (#15)")
 @pytest.mark.parametrize("fail", [("write", 1), ("write", 2), ("write", 5), ("sync", 1)])
 def test_an_io_error_mid_write_fails_that_write_only(db_path: Path, fail: tuple[str, int]) -> None:
     ids = seed(db_path)

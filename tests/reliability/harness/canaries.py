@@ -396,4 +396,3 @@ def same_as_nothing(p: Planted, surface: Surface, queries: list[str]) -> list[st
         if swap(other, fresh(words[q]), words[q]) != text:
             problems.append(f"{surface.name} {label}: differs from a query that matches nothing")
     return problems
-

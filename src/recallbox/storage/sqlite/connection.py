@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +25,9 @@ import apsw
 from recallbox.errors import StoreUnavailable
 
 BUSY_TIMEOUT_MS = 30_000
+TELEMETRY_BUSY_MS = 50
+"""How long a hit-log write waits for another writer before it is deferred: a read verb
+(``read_message`` records a drill) never waits for a long write such as an import."""
 DB_FILE_MODE = 0o600
 MEMORY_PATH = ":memory:"
 REPAIR_HINT = "run `recallbox doctor --repair` (or restore the file from a backup)"
@@ -88,6 +91,18 @@ def _translate(path: str, exc: apsw.Error) -> StoreUnavailable | None:
             f"{BUSY_TIMEOUT_MS // 1000} s; retry when it is done"
         )
     return None
+
+
+def _roll_back(conn: apsw.Connection, depth: int) -> None:
+    """Undo a failed write at ``depth`` (0: the transaction, else its savepoint). SQLite may
+    have rolled the whole transaction back already (SQLITE_FULL, SQLITE_IOERR): then there is
+    nothing left to undo, and the original error must not be hidden by a failed ROLLBACK."""
+    if not conn.in_transaction:
+        return
+    if depth == 0:
+        conn.execute("ROLLBACK")
+    else:
+        conn.execute(f"ROLLBACK TO sp{depth}; RELEASE sp{depth}")
 
 
 @contextmanager
@@ -226,13 +241,51 @@ class ConnectionPool:
             yield
         except BaseException:
             self._depth[key] = depth
-            if depth == 0:
-                conn.execute("ROLLBACK")
-            else:
-                conn.execute(f"ROLLBACK TO sp{depth}; RELEASE sp{depth}")
+            _roll_back(conn, depth)
             raise
         self._depth[key] = depth
-        conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        try:
+            conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        except BaseException:
+            _roll_back(conn, depth)  # a COMMIT that failed (a full disk) leaves it open
+            raise
+
+    def try_write(self, write: Callable[[apsw.Connection], None]) -> bool:
+        """Run ``write`` in its own write transaction unless another connection holds the write
+        lock past :data:`TELEMETRY_BUSY_MS`; returns whether it ran. Inside an open write
+        transaction (and for ``:memory:``) it joins in and always runs."""
+        lock = self._memory_lock if self.is_memory else None
+        if lock is not None:
+            lock.acquire()
+        try:
+            with driver_errors(self.path):
+                conn = self.connection()
+                if self._snapshots.get(id(conn), 0):
+                    raise RuntimeError("a write transaction cannot start inside a read snapshot")
+                if self.is_memory or self._depth.get(id(conn), 0):
+                    with self._write(conn):
+                        write(conn)
+                    return True
+                conn.setbusytimeout(TELEMETRY_BUSY_MS)
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except apsw.BusyError:
+                    return False
+                finally:
+                    conn.setbusytimeout(BUSY_TIMEOUT_MS)
+                self._depth[id(conn)] = 1
+                try:
+                    write(conn)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    _roll_back(conn, 0)
+                    raise
+                finally:
+                    self._depth[id(conn)] = 0
+                return True
+        finally:
+            if lock is not None:
+                lock.release()
 
     def close(self) -> None:
         """Close every connection opened by this pool; no new one opens after this.

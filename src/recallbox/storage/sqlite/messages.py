@@ -103,6 +103,16 @@ def _messages_by_uid(conn: apsw.Connection, ids: Sequence[str]) -> list[Message]
     return out
 
 
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be bound as SQLite text: a stored id always can, so an id holding a
+    lone surrogate (argv bytes that were not UTF-8) is simply unknown."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 class ThreadMixin:
     """:class:`~recallbox.storage.base.ThreadStore` for :class:`SQLiteStore`."""
 
@@ -223,6 +233,8 @@ class ThreadMixin:
         return list(self.iter_messages(channel, generation))
 
     def get_message(self, message_id: str) -> Message | None:
+        if not is_utf8(message_id):
+            return None
         with self.pool.reading() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE m.uid = ?", (message_id,)
@@ -230,6 +242,8 @@ class ThreadMixin:
         return row_to_message(row) if row else None
 
     def _update_message(self, message_id: str, column: str, value: Any) -> Message:
+        if not is_utf8(message_id):
+            raise NotFound(f"unknown message id {message_id!r}")
         with self.pool.transaction() as conn:
             changed = conn.execute(
                 f"UPDATE messages SET {column} = ? WHERE uid = ? RETURNING uid", (value, message_id)
@@ -246,6 +260,8 @@ class ThreadMixin:
 
     # -- gated reads -----------------------------------------------------------------------
     def readable_message(self, message_id: str) -> ReadableMessage | None:
+        if not is_utf8(message_id):
+            return None
         with self.pool.reading() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS}, m.tool_calls_raw FROM {MESSAGE_FROM} "

@@ -14,14 +14,16 @@ The visibility rule is written once, in ``visibility.py``; shared row codecs in 
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import apsw
 
-from recallbox.errors import NotFound, SchemaMismatch
+from recallbox.errors import NotFound, SchemaMismatch, StoreUnavailable
 from recallbox.storage.queries import LiteralQuery, SearchFilter
-from recallbox.storage.sqlite import fts, literal
+from recallbox.storage.sqlite import fts, literal, vector_health
 from recallbox.storage.sqlite.chunks import ChunksMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
@@ -33,6 +35,9 @@ from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
 from recallbox.types import DoctorReport, Policy
+
+HIT_LOG_PENDING_MAX = 1_000
+"""Hit-log rows kept in memory while another process holds the write lock (oldest dropped)."""
 
 
 def _applied_version(conn: apsw.Connection) -> int:
@@ -53,6 +58,8 @@ class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, Chu
     def __init__(self, path: str) -> None:
         self.path = path
         self.pool = ConnectionPool(path)
+        self._pending: list[tuple[object, ...]] = []  # hit-log rows a busy writer deferred
+        self._pending_lock = threading.Lock()
         try:
             self.migrate()
         except BaseException:
@@ -61,6 +68,9 @@ class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, Chu
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
+        if self._pending:
+            with contextlib.suppress(StoreUnavailable):
+                self._log_hits([])  # a last, non-blocking try
         self.pool.close()
 
     @contextmanager
@@ -77,16 +87,28 @@ class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, Chu
         with self.pool.reading() as conn:
             return _applied_version(conn)
 
+    def _applied_versions(self) -> set[int] | None:
+        """The recorded migrations, read without the write lock (``None``: no ledger yet)."""
+        with self.pool.snapshot() as conn:
+            if conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+            ).fetchone() is None:
+                return None
+            return {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
+
     def migrate(self) -> None:
+        """Apply pending migrations. An up-to-date store is only read: opening it never waits
+        for a writer of another process (readers are never blocked by writers)."""
+        applied = self._applied_versions()
+        if applied is not None and max(applied, default=0) > LATEST_VERSION:
+            self._refuse_newer(max(applied))
+        if applied is not None and {v for v, _, _ in MIGRATIONS} <= applied:
+            return
         with self.pool.transaction() as conn:
             conn.execute(MIGRATION_TABLE_SQL)
             current = _applied_version(conn)
         if current > LATEST_VERSION:
-            raise SchemaMismatch(
-                f"database {self.path!r} has schema version {current}, written by a newer "
-                f"recallbox (this one knows up to {LATEST_VERSION}); upgrade recallbox "
-                "(pip install -U recallbox) to open it"
-            )
+            self._refuse_newer(current)
         for version, name, statements in MIGRATIONS:
             with self.pool.transaction() as conn:
                 if _is_applied(conn, version):
@@ -97,6 +119,13 @@ class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, Chu
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     (version, name, now()),
                 )
+
+    def _refuse_newer(self, current: int) -> None:
+        raise SchemaMismatch(
+            f"database {self.path!r} has schema version {current}, written by a newer "
+            f"recallbox (this one knows up to {LATEST_VERSION}); upgrade recallbox "
+            "(pip install -U recallbox) to open it"
+        )
 
     # -- privacy policy --------------------------------------------------------------------
     def set_quarantined(self, channel: str, quarantined: bool) -> None:
@@ -165,35 +194,41 @@ class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, Chu
         return literal.literal_candidates(self.pool, query, where=where, limit=limit, recent=recent)
 
     # -- hit-log ---------------------------------------------------------------------------
-    def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        with self.pool.transaction() as conn:
-            conn.execute(
+    def _log_hits(self, rows: Sequence[tuple[object, ...]]) -> None:
+        """Append hit-log rows without waiting for another writer: while one holds the write
+        lock (an import), the rows wait in memory — at most :data:`HIT_LOG_PENDING_MAX` — and
+        go with the next hit-log write. The hit-log is telemetry; a read never waits for it."""
+        with self._pending_lock:
+            rows, self._pending = [*self._pending, *rows], []
+
+        def write(conn: apsw.Connection) -> None:
+            conn.executemany(
                 "INSERT INTO hit_log (at, query, domain, layer, target_id, drilled) "
-                "VALUES (?, NULL, ?, NULL, ?, 1)",
-                (now(), domain, target_id),
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
             )
+
+        if not self.pool.try_write(write):
+            with self._pending_lock:
+                self._pending = [*rows, *self._pending][-HIT_LOG_PENDING_MAX:]
+
+    def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
+        self._log_hits([(now(), None, domain, None, target_id, 1)])
 
     def record_hits(
         self, query: str, *, domain: str, layer: str, target_ids: Sequence[str]
     ) -> None:
-        if not target_ids:
-            return
         stamp = now()
-        with self.pool.transaction() as conn:
-            conn.executemany(
-                "INSERT INTO hit_log (at, query, domain, layer, target_id, drilled) "
-                "VALUES (?, ?, ?, ?, ?, 0)",
-                [(stamp, query, domain, layer, target_id) for target_id in target_ids],
-            )
+        self._log_hits([(stamp, query, domain, layer, t, 0) for t in target_ids])
 
     # -- health ----------------------------------------------------------------------------
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         repaired: list[str] = []
         if repair:
             with self.pool.transaction() as conn:
-                repaired = fts.repair_all(conn)
+                repaired = fts.repair_all(conn) + vector_health.repair_all(conn)
         with self.pool.reading() as conn:
-            indexes = tuple(fts.check_all(conn))
+            indexes = (*fts.check_all(conn), *vector_health.check_all(conn))
         return DoctorReport(
             indexes=indexes, schema_version=self.schema_version(), repaired=tuple(repaired)
         )
