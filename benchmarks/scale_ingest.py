@@ -43,8 +43,7 @@ import scale_data as data  # noqa: E402
 
 import recallbox  # noqa: E402
 from recallbox.domains.messages import build_row_from_mapping  # noqa: E402
-from recallbox.storage.sqlite.schema import MESSAGES_FTS, MESSAGES_TRGM  # noqa: E402
-from recallbox.storage.sqlite.store import (  # noqa: E402
+from recallbox.storage.sqlite.rows import (  # noqa: E402
     GENERATION_ID_PREFIX,
     MESSAGE_ID_PREFIX,
     content_hash,
@@ -52,6 +51,7 @@ from recallbox.storage.sqlite.store import (  # noqa: E402
     format_time,
     new_id,
 )
+from recallbox.storage.sqlite.schema import MESSAGES_FTS, MESSAGES_TRGM  # noqa: E402
 from recallbox.text.cjk import segment  # noqa: E402
 
 RESULTS = HERE / "results" / "scale_ingest.json"

@@ -43,6 +43,7 @@ from scale import summary  # noqa: E402
 
 from recallbox.embeddings.hashing import HashingEmbedder  # noqa: E402
 from recallbox.storage.sqlite.vectors import to_blob  # noqa: E402
+from recallbox.storage.sqlite.visibility import MESSAGE_SEARCHABLE_SQL as SEARCHABLE  # noqa: E402
 from recallbox.text.fts_query import build_fts_query  # noqa: E402
 
 RESULTS = HERE / "results" / "scale_vectors.json"

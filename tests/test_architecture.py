@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import recallbox
 from recallbox.domains.registry import DOMAINS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "recallbox"
@@ -50,10 +51,21 @@ AGENT_FACING = {
     "domains/sessions.py",
     "domains/sessions_render.py",
     "domains/transcripts.py",
+    "domains/knowledge.py",
+    "domains/memory.py",
+    "domains/context.py",
 }
-AUDIT_VERBS = {"messages", "message", "threads"}
+AUDIT_VERBS = {"messages", "message", "threads", "memories"}
 #: The store's audit reads, forbidden on the search paths this package owns.
-STORE_AUDIT_READS = {"get_message", "list_threads", "iter_messages", "messages"}
+STORE_AUDIT_READS = {
+    "get_message",
+    "list_threads",
+    "iter_messages",
+    "messages",
+    "memory_entries",
+    "memory_entry",
+    "document_sections",
+}
 SEARCH_PATHS = AGENT_FACING - {"mcp_server.py", "hooks.py"}
 
 
@@ -212,13 +224,26 @@ def test_no_module_is_too_long() -> None:
     assert set(long) <= LONG_MODULES_ALLOWED, long
 
 
+#: Modules holding the Box and the verb mixins it is made of (``box_*.py``).
+BOX_MODULES = ("box.py", "box_*.py")
+
+
 def _box_verbs() -> Iterator[ast.FunctionDef]:
-    box = next(
-        n for n in tree(SRC / "box.py").body if isinstance(n, ast.ClassDef) and n.name == "Box"
-    )
-    for node in box.body:
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
-            yield node
+    for pattern in BOX_MODULES:
+        for path in sorted(SRC.glob(pattern)):
+            for klass in tree(path).body:
+                if not isinstance(klass, ast.ClassDef):
+                    continue
+                for node in klass.body:
+                    if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                        yield node
+
+
+def test_the_box_is_made_of_its_verb_mixins() -> None:
+    mixins = {
+        klass.__name__ for klass in recallbox.Box.__mro__ if klass.__module__ != "builtins"
+    }
+    assert {"Box", "CuratedVerbs"} <= mixins
 
 
 def test_every_public_box_method_is_a_thin_verb() -> None:

@@ -26,7 +26,8 @@ from recallbox import THREAD_SEARCH_MAX_CHARS
 from recallbox.config import Settings
 from recallbox.mcp_server import build_server
 
-EXPECTED_TOOLS = {"search_memory", "read_message"}
+EXPECTED_TOOLS = {"search_memory", "read_message", "remember", "recall_context"}
+WRITING_TOOLS = {"remember"}
 FILLER = "heartbeat ok; all systems nominal\n"
 
 
@@ -53,7 +54,17 @@ def seed(db: Path) -> dict[str, str]:
         box.compact("agent:1", "Logged in to the database host.")
         secret = box.append("private:1", "user", "the vault password is hunter2-unique")
         box.quarantine("private:1")
+        box.remember("Check db-7 replication lag before a failover", type="pitfall")
+        box.add_document(RUNBOOK, "ops/runbook.md")
+        box.add_document("## Vault\nthe vault canary hunter3-unique\n", "private/secret.md")
+        box.exclude_source("secret.md")
     return {"call": call.id, "output": out.id, "secret": secret.id}
+
+
+RUNBOOK = (
+    "## Failover\n- promote db-8 when db-7 lags\n- [message_id=m_fake] update DNS\n\n"
+    + "".join(f"## Step {i}\n" + f"- routine step {i} of db-7 maintenance\n" * 40 for i in range(30))
+)
 
 
 def payload_chars(result: Any) -> int:
@@ -81,10 +92,22 @@ def test_lists_exactly_the_tools_with_schemas_and_annotations(db_path: Path) -> 
     tools = {t.name: t for t in run(go).tools}
     assert set(tools) == EXPECTED_TOOLS
     for tool in tools.values():
-        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+        read_only = tool.name not in WRITING_TOOLS
+        assert tool.annotations is not None and tool.annotations.read_only_hint is read_only
         assert tool.annotations.destructive_hint is False
         assert tool.output_schema is None  # text only: the cap covers the whole result
-        assert "read_message" in (tool.description or "") or tool.name == "read_message"
+    for name in ("search_memory", "read_message"):
+        assert "read_message" in (tools[name].description or "") or name == "read_message"
+    remember = tools["remember"]
+    assert remember.annotations is not None and remember.annotations.idempotent_hint is True
+    assert "would it still help in another project?" in (remember.description or "")
+    assert remember.input_schema["required"] == ["text"]
+    assert remember.input_schema["properties"]["type"]["default"] == "guideline"
+    assert remember.input_schema["properties"]["type"]["enum"] == list(recallbox.MEMORY_TYPES)
+    assert remember.input_schema["properties"]["title"]["default"] is None
+    context = tools["recall_context"].input_schema
+    assert context["required"] == ["query"]
+    assert context["properties"]["source"]["default"] == "MEMORY.md"
     search = tools["search_memory"].input_schema
     assert search["required"] == ["query"]
     assert search["properties"]["channel"]["default"] is None
@@ -141,6 +164,65 @@ def test_errors_say_how_to_fix_and_hide_quarantined_ids(db_path: Path) -> None:
     leak_text = leak.content[0].text.replace("hunter2-unique", "Q")
     assert leak_text == nothing.content[0].text.replace("zzqq-nowhere", "Q")
     assert ids["secret"] not in leak.content[0].text
+
+
+def test_remember_and_recall_context_through_the_client(db_path: Path) -> None:
+    seed(db_path)
+
+    async def go() -> list[Any]:
+        async with Client(server_for(db_path)) as client:
+            calls = [
+                ("remember", {"text": "Never restart db-7 during backups", "type": "pitfall"}),
+                ("remember", {"text": "Never restart db-7 during backups"}),
+                ("remember", {"text": "x", "type": "lesson"}),
+                ("remember", {"text": "   "}),
+                ("recall_context", {"query": "restart backups"}),
+                ("recall_context", {"query": "promote DNS", "source": "runbook.md"}),
+                ("recall_context", {"query": "kangaroo"}),
+                ("recall_context", {"query": "vault canary", "source": "secret.md"}),
+                ("recall_context", {"query": "vault canary", "source": "nothing-here.md"}),
+            ]
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    (first, again, bad_type, empty, memory, runbook, nothing, secret, unknown) = run(go)
+    assert not first.is_error and first.content[0].text.startswith("PIT02 (pitfall, active)")
+    assert again.content[0].text == first.content[0].text  # the same text: the same entry
+    assert bad_type.is_error and empty.is_error
+    assert "remember needs the lesson's text" in empty.content[0].text
+    assert memory.content[0].text == (
+        recallbox.RECALL_CONTEXT_HEADER + "\n## Pitfalls\n\n- Never restart db-7 during backups"
+    )
+    assert runbook.content[0].text == (
+        recallbox.RECALL_CONTEXT_HEADER
+        + "\n## Failover\n\n- promote db-8 when db-7 lags\n- [message_id=m_fake] update DNS"
+    )
+    assert not nothing.is_error and "shares a word" in nothing.content[0].text
+    assert secret.is_error and secret.content[0].text == unknown.content[0].text
+    assert "source not available" in secret.content[0].text
+    assert "hunter3" not in secret.content[0].text
+
+
+CONTEXT_QUERIES = st.one_of(
+    st.text(max_size=200),
+    st.sampled_from(["db-7", "routine step maintenance", "召回", "\x00", '"', "[", "\\"]),
+    st.lists(st.sampled_from(["routine", "step", "db-7", "of", "maintenance"]), max_size=8).map(
+        " ".join
+    ),
+)
+
+
+@settings(max_examples=60)
+@given(query=CONTEXT_QUERIES, source=st.sampled_from(["MEMORY.md", "runbook.md", "x.md"]))
+def test_every_recall_context_result_is_capped(
+    tmp_path_factory: pytest.TempPathFactory, query: str, source: str
+) -> None:
+    db = shared_db(tmp_path_factory)
+
+    async def go() -> Any:
+        async with Client(server_for(db)) as client:
+            return await client.call_tool("recall_context", {"query": query, "source": source})
+
+    assert payload_chars(run(go)) <= RESULT_MAX_CHARS
 
 
 QUERIES = st.one_of(
@@ -204,6 +286,8 @@ SEEDS = st.one_of(
 TOOL_PARAMETERS = {
     "search_memory": ("query", "channel"),
     "read_message": ("message_id", "view", "offset"),
+    "remember": ("text", "type", "title"),
+    "recall_context": ("query", "source"),
 }
 
 
@@ -219,6 +303,10 @@ def huge_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     valid: dict[str, Any] = {
         "query": "connected to db-7",
         "channel": "agent:1",
+        "text": "a lesson about db-7",
+        "type": draw(st.sampled_from(["pitfall", "guideline"])),
+        "title": None,
+        "source": draw(st.sampled_from(["MEMORY.md", "runbook.md"])),
         "message_id": SEEDED_ID,  # replaced by a real id once the database exists
         "view": "audit",
         "offset": draw(st.sampled_from([0, 12_000, 10**30, -(10**30)])),
@@ -358,6 +446,32 @@ def test_stdio_subprocess_finds_pre_compaction_output_of_an_imported_session(
     text = result.content[0].text
     assert f"[message_id={tool.id} generation=1 role=tool field=content]" in text
     assert len(text) <= THREAD_SEARCH_MAX_CHARS
+
+
+def test_stdio_subprocess_remembers_and_recalls_context(db_path: Path) -> None:
+    seed(db_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "recallbox", "--db", str(db_path), "mcp"], env=_env()
+    )
+
+    async def go() -> tuple[Any, Any, Any]:
+        async with Client(params) as client:
+            listed = await client.list_tools()
+            saved = await client.call_tool(
+                "remember", {"text": "Page the DBA before promoting db-8", "title": "Page first"}
+            )
+            found = await client.call_tool("recall_context", {"query": "promoting db-8 DBA"})
+            return listed, saved, found
+
+    listed, saved, found = run(go)
+    assert {t.name for t in listed.tools} == EXPECTED_TOOLS
+    assert saved.content[0].text.startswith("GDL01 (guideline, active)")
+    assert found.content[0].text == (
+        recallbox.RECALL_CONTEXT_HEADER
+        + "\n## Guidelines\n\n- **Page first**\n  Page the DBA before promoting db-8"
+    )
+    with recallbox.open(db_path) as box:
+        assert box.store.memory_entry("GDL01") is not None
 
 
 def _free_port() -> int:

@@ -9,6 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from recallbox.box import Box, open_box
+from recallbox.domains.context_slice import (
+    RECALL_CONTEXT_MAX_SECTIONS,
+    RECALL_CONTEXT_MAX_TOKENS,
+)
+from recallbox.domains.memory_inject import FULL_INJECTION_TOKENS
+from recallbox.domains.memory_model import MEMORY_TYPES
 from recallbox.domains.threads import (
     LITERAL_COUNT_LIMIT,
     MIN_TERM_CHARS,
@@ -34,6 +40,10 @@ from recallbox.text.windows import (
     bounded_thread_search,
 )
 from recallbox.types import (
+    RECALL_CONTEXT_HEADER,
+    SOURCE_NOT_AVAILABLE,
+    DecayReport,
+    DecayTransition,
     DoctorReport,
     FileImportReport,
     Generation,
@@ -41,10 +51,18 @@ from recallbox.types import (
     ImportProgress,
     ImportReport,
     IndexHealth,
+    MemoryEntry,
+    MemoryFieldChange,
+    MemoryFileLine,
+    MemoryImportReport,
     Message,
     Page,
     Policy,
+    RecallResult,
+    Section,
+    SkippedFile,
     SkippedRecord,
+    SyncReport,
     Thread,
 )
 
@@ -66,14 +84,22 @@ def open(path_or_url: str | Path, *, embedder: object = None) -> Box:
 
 
 __all__ = [
+    "FULL_INJECTION_TOKENS",
     "LITERAL_COUNT_LIMIT",
+    "MEMORY_TYPES",
     "MIN_TERM_CHARS",
     "OTHER_MEMORY_TIMEOUT_S",
+    "RECALL_CONTEXT_HEADER",
+    "RECALL_CONTEXT_MAX_SECTIONS",
+    "RECALL_CONTEXT_MAX_TOKENS",
+    "SOURCE_NOT_AVAILABLE",
     "THREAD_LITERAL_MAX_CHARS",
     "THREAD_SEARCH_MAX_CHARS",
     "WINDOW_CHARS",
     "WINDOW_LEAD_CHARS",
     "Box",
+    "DecayReport",
+    "DecayTransition",
     "DependencyMissing",
     "DoctorReport",
     "FileImportReport",
@@ -84,14 +110,22 @@ __all__ = [
     "IndexHealth",
     "InvalidArgument",
     "InvalidQuery",
+    "MemoryEntry",
+    "MemoryFieldChange",
+    "MemoryFileLine",
+    "MemoryImportReport",
     "Message",
     "NotFound",
     "Page",
     "Policy",
     "RecallError",
+    "RecallResult",
     "SchemaMismatch",
+    "Section",
+    "SkippedFile",
     "SkippedRecord",
     "StoreUnavailable",
+    "SyncReport",
     "Thread",
     "UnsupportedFilter",
     "__version__",

@@ -6,8 +6,10 @@ passes. No SQL, no ranking and no rendering live here.
 
 Two kinds of verbs (DESIGN §5): the *agent-facing* ones (``search_memory``, ``read_message``,
 ``search``, …) apply the privacy policy inside the store; the *person-facing audit* verbs
-(:meth:`Box.threads`, :meth:`Box.messages`, :meth:`Box.message`) show everything and are never
-called from an agent-facing path (an architecture test checks it).
+(:meth:`Box.threads`, :meth:`Box.messages`, :meth:`Box.message`, :meth:`Box.memories`) show
+everything and are never called from an agent-facing path (an architecture test checks it).
+Verbs of a domain group may live in a mixin next door (``box_curated.py``: knowledge and
+memory), under the same thin-verb rule.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
+from recallbox.box_curated import CuratedVerbs
 from recallbox.domains import history, reading
 from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
@@ -56,10 +59,12 @@ def _resolve_location(path_or_url: str | Path) -> str:
     return str(Path(path_or_url).expanduser())
 
 
-class Box:
+class Box(CuratedVerbs):
     """The recallbox API over one store. Use :func:`recallbox.open` to make one.
 
     A Box may be used from several threads (one connection per thread); it is not fork-safe.
+    The knowledge and memory verbs (``add_document``, ``remember``, ``recall_context``, …) are
+    :class:`~recallbox.box_curated.CuratedVerbs`'.
     """
 
     def __init__(
@@ -334,8 +339,8 @@ class Box:
     ) -> int:
         """Embed every message that has no vector of the configured model yet; returns the count.
 
-        Every registered domain with vectors is embedded in turn (messages, then transcript
-        chunks). Resumable and interruptible: each batch is committed on its own. ``rebuild``
+        Every registered domain with vectors is embedded in turn (memory entries, knowledge
+        sections, messages, transcript chunks). Resumable and interruptible: each batch is committed on its own. ``rebuild``
         first deletes the vectors of any other model; ``lazy`` embeds only what recall drilled
         into (the hit-log). ``progress(done, total)`` is called after each batch.
 

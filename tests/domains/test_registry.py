@@ -19,7 +19,9 @@ from recallbox.domains.registry import (
 from recallbox.domains.transcripts import render_transcripts_bucket
 from recallbox.ranking.fusion import DOMAIN_THRESHOLDS
 from recallbox.storage.base import (
+    CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
+    CORPUS_SECTION,
     CORPUS_TRANSCRIPT_CHUNK,
     KeywordIndex,
     require,
@@ -30,8 +32,14 @@ from recallbox.types import Hit
 
 def test_the_registry_lists_what_can_be_searched_in_bucket_order() -> None:
     assert DOMAINS == ("memory", "knowledge", "sessions", "transcripts", "code")
-    assert AVAILABLE_DOMAINS == ("sessions", "transcripts") == tuple(d.name for d in registered())
-    assert vector_owners() == [CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK]
+    available = ("memory", "knowledge", "sessions", "transcripts")
+    assert AVAILABLE_DOMAINS == available == tuple(d.name for d in registered())
+    assert vector_owners() == [
+        CORPUS_MEMORY_ENTRY,
+        CORPUS_SECTION,
+        CORPUS_MESSAGE,
+        CORPUS_TRANSCRIPT_CHUNK,
+    ]
     for name, domain in REGISTRY.items():
         assert domain.name == name and name in DOMAINS
         assert domain.threshold == DOMAIN_THRESHOLDS[name]
@@ -43,16 +51,18 @@ def test_an_unknown_domain_names_the_known_ones(name: object) -> None:
         get_domain(name)
 
 
-@pytest.mark.parametrize("name", ["memory", "knowledge", "code"])
+@pytest.mark.parametrize("name", ["code"])
 def test_a_domain_of_a_later_version_is_not_available_yet(name: str) -> None:
     with pytest.raises(
-        recallbox.InvalidArgument, match=r"not available yet.*sessions, transcripts"
+        recallbox.InvalidArgument, match=r"not available yet.*memory, knowledge, sessions"
     ):
         get_domain(name)
 
 
 def test_a_registered_domain_searches_and_renders_through_the_protocol(box: recallbox.Box) -> None:
     box.append_many("ops", [{"role": "user", "content": "deploy the billing service"}])
+    box.add_document("## Billing\ndeploy the billing service\n", "billing.md")
+    box.remember("deploy the billing service only on weekdays")
     for domain in registered():
         found: Domain = get_domain(domain.name)
         ctx = SearchContext(box.store)

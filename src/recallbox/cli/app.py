@@ -14,7 +14,16 @@ from typing import Any, NoReturn
 import click
 
 from recallbox import __version__
-from recallbox.cli.commands import agents, imports, maintenance, policy, search, threads
+from recallbox.cli.commands import (
+    agents,
+    imports,
+    knowledge,
+    maintenance,
+    memory,
+    policy,
+    search,
+    threads,
+)
 from recallbox.cli.shared import (
     DB_HELP,
     ENV_DEBUG,
@@ -84,7 +93,7 @@ def cli() -> None:
     """
 
 
-for _module in (threads, policy, imports, search, agents, maintenance):
+for _module in (threads, policy, imports, search, agents, maintenance, memory, knowledge):
     _module.register(cli)
 
 

@@ -21,10 +21,8 @@ from recallbox.domains.context_slice import ContextSlice
 from recallbox.domains.privacy import MEMORY_SOURCE_NAME, normalize_source_path
 from recallbox.errors import InvalidArgument
 from recallbox.text.normalize import normalize_text
-from recallbox.types import RecallResult
+from recallbox.types import SOURCE_NOT_AVAILABLE, RecallResult
 
-#: The one reason of a denied or unknown source, on every interface.
-SOURCE_NOT_AVAILABLE = "source not available"
 #: Layers a ``recall_context`` result names.
 LAYER_KEYWORD = "keyword"
 LAYER_HYBRID = "hybrid"

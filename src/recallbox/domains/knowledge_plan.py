@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from recallbox.storage.base import StoredSection
 from recallbox.text.markdown import MarkdownSection
 from recallbox.types import SkippedFile, SyncReport
 
@@ -41,19 +42,6 @@ FILE_ADDED = "added"
 FILE_CHANGED = "changed"
 FILE_UNCHANGED = "unchanged"
 FILE_REMOVED = "removed"
-
-
-@dataclass(frozen=True, slots=True)
-class StoredSection:
-    """What the store holds of one section row of a document."""
-
-    id: str
-    heading: str | None
-    start_line: int
-    end_line: int
-    content_hash: str
-    body_hash: str
-    removed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

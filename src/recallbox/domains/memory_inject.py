@@ -132,18 +132,11 @@ def _priority(relevance: Mapping[str, float]) -> Callable[[MemoryEntry], _Priori
     return key
 
 
-def assemble_memory_injection(
-    entries: Sequence[MemoryEntry],
-    *,
-    budget_tokens: int = FULL_INJECTION_TOKENS,
-    relevance: Mapping[str, float] | None = None,
-) -> MemoryInjection:
-    """The session-start injection of ``entries`` within ``budget_tokens``.
-
-    ``relevance`` maps keys to the query's keyword score (missing: 0).
+def check_budget(budget_tokens: object) -> int:
+    """``budget_tokens`` when it is an integer of at least :data:`MIN_INJECTION_TOKENS`.
 
     Raises:
-        InvalidArgument: ``budget_tokens`` below :data:`MIN_INJECTION_TOKENS`.
+        InvalidArgument: anything else.
     """
     if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
         raise InvalidArgument(f"budget_tokens must be an integer, not {budget_tokens!r}")
@@ -151,6 +144,26 @@ def assemble_memory_injection(
         raise InvalidArgument(
             f"budget_tokens must be at least {MIN_INJECTION_TOKENS}, not {budget_tokens}"
         )
+    return budget_tokens
+
+
+def assemble_memory_injection(
+    entries: Sequence[MemoryEntry],
+    *,
+    budget_tokens: int = FULL_INJECTION_TOKENS,
+    relevance: Mapping[str, float] | None = None,
+    reserved_tokens: int = 0,
+) -> MemoryInjection:
+    """The session-start injection of ``entries`` within ``budget_tokens``.
+
+    ``relevance`` maps keys to the query's keyword score (missing: 0); ``reserved_tokens``
+    of the budget are kept for what the caller puts around the text (its header).
+
+    Raises:
+        InvalidArgument: ``budget_tokens`` below :data:`MIN_INJECTION_TOKENS`.
+    """
+    check_budget(budget_tokens)
+    budget_tokens -= max(0, reserved_tokens)
     memory = injectable(entries)
     whole = render_entries(memory)
     if estimate_tokens(whole) <= budget_tokens:

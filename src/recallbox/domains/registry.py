@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from recallbox.domains.base import Domain
+from recallbox.domains.knowledge import KNOWLEDGE
+from recallbox.domains.memory import MEMORY
 from recallbox.domains.sessions import SESSIONS
 from recallbox.domains.transcripts import TRANSCRIPTS
 from recallbox.errors import InvalidArgument
@@ -20,7 +22,9 @@ from recallbox.errors import InvalidArgument
 DOMAINS: tuple[str, ...] = ("memory", "knowledge", "sessions", "transcripts", "code")
 
 #: The domains this version can search, by name.
-REGISTRY: Mapping[str, Domain] = {domain.name: domain for domain in (SESSIONS, TRANSCRIPTS)}
+REGISTRY: Mapping[str, Domain] = {
+    domain.name: domain for domain in (MEMORY, KNOWLEDGE, SESSIONS, TRANSCRIPTS)
+}
 
 #: Their names, in :data:`DOMAINS` order.
 AVAILABLE_DOMAINS: tuple[str, ...] = tuple(name for name in DOMAINS if name in REGISTRY)

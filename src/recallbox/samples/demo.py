@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 from recallbox.box import Box
-from recallbox.types import Thread
+from recallbox.types import RecallResult, Thread
 
 JOURNAL_FILLER_LINES = 1_500
 SAMPLE_PACKAGE = "recallbox.samples"
@@ -66,9 +66,49 @@ def load_sample(box: Box) -> str:
     return channel
 
 
+#: The demo's memory entries: (type, title, text).
+SAMPLE_MEMORIES: tuple[tuple[str, str, str], ...] = (
+    (
+        "pitfall",
+        "Replicas get renamed",
+        "A database replica is renamed when it is rebuilt: check the inventory before reusing "
+        "an old DATABASE_URL.",
+    ),
+    (
+        "guideline",
+        "Staging key",
+        "Log in to staging as `deploy` with ~/.ssh/staging_ed25519, never the personal key.",
+    ),
+    ("principle", "Evidence first", "Quote the exact error line before proposing a fix."),
+)
+#: What the demo's ``recall_context`` asks, and of which document.
+CONTEXT_QUERY = "rollback previous image"
+CONTEXT_SOURCE = "deploy-runbook.md"
+
+
+@dataclass(frozen=True, slots=True)
+class CuratedDemo:
+    """The demo's knowledge and memory step: what it stored and one exact slice."""
+
+    memory_keys: list[str]
+    sections: int
+    query: str
+    source: str
+    context: RecallResult
+
+
+def load_curated(box: Box) -> CuratedDemo:
+    """Index the sample notes (by section), remember the sample lessons, recall a slice."""
+    sections = sum(len(box.add_document(text, name)) for name, text in sample_notes().items())
+    keys = [box.remember(text, type=kind, title=title).key for kind, title, text in SAMPLE_MEMORIES]
+    context = box.recall_context(CONTEXT_QUERY, source=CONTEXT_SOURCE)
+    return CuratedDemo(keys, sections, CONTEXT_QUERY, CONTEXT_SOURCE, context)
+
+
 @dataclass(frozen=True, slots=True)
 class DemoResult:
-    """What ``recallbox demo`` shows: the loaded thread, its health and one search."""
+    """What ``recallbox demo`` shows: the loaded thread, its health, one search, and the
+    knowledge and memory step."""
 
     thread: Thread
     messages_per_generation: dict[int, int]
@@ -76,11 +116,14 @@ class DemoResult:
     indexes_healthy: bool
     query: str
     found: str
+    curated: CuratedDemo
 
 
 def run_demo(box: Box, query: str) -> DemoResult:
-    """Load the sample into ``box`` and search it across its compaction."""
+    """Load the sample into ``box``, search it across its compaction, then index the notes,
+    remember a few lessons and recall an exact slice."""
     channel = load_sample(box)
+    curated = load_curated(box)
     generations = box.generations(channel)
     return DemoResult(
         thread=box.thread(channel),
@@ -91,4 +134,5 @@ def run_demo(box: Box, query: str) -> DemoResult:
         indexes_healthy=box.doctor().healthy,
         query=query,
         found=box.search_memory(query, channel),
+        curated=curated,
     )

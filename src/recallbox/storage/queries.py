@@ -6,7 +6,8 @@ and ``pg_trgm`` on PostgreSQL — so no query language crosses the storage proto
 **Corpora.** A corpus is one kind of searchable row with its own keyword index, its own
 vectors (the embedding spaces whose ``owner`` is the corpus name) and its own visibility rule:
 :data:`CORPUS_MESSAGE` (the sessions domain) and :data:`CORPUS_TRANSCRIPT_CHUNK` (the
-transcripts domain) today; knowledge sections, memory entries and code symbols add theirs.
+transcripts domain), :data:`CORPUS_SECTION` (knowledge) and :data:`CORPUS_MEMORY_ENTRY`
+(memory); code symbols add theirs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from dataclasses import dataclass
 CORPUS_MESSAGE = "message"
 #: Chunks of imported transcripts (public id: ``<channel>@<first seq>[.<part>]``).
 CORPUS_TRANSCRIPT_CHUNK = "transcript_chunk"
+#: Sections of knowledge documents (public id: the section id, ``s_<hex>``).
+CORPUS_SECTION = "section"
+#: Memory entries (public id: the entry key, ``PIT03``).
+CORPUS_MEMORY_ENTRY = "memory_entry"
 
 Phrase = tuple[str, ...]
 """Words that must occur adjacent and in this order (see :class:`LexicalQuery`)."""

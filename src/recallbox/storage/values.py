@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from recallbox.types import Message
+from recallbox.types import MemoryEntry, Message
 
 CHUNK_ID_SEPARATOR = "@"
 PART_SEPARATOR = "."
@@ -229,6 +229,108 @@ class ChunkRow:
     created_at: datetime | None
     message_ids: tuple[str, ...]
     message_offsets: tuple[int, ...]
+
+
+# -- knowledge sections (#10) -----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class StoredSection:
+    """What the store holds of one section row of a document (what a re-sync plans against)."""
+
+    id: str
+    heading: str | None
+    start_line: int
+    end_line: int
+    content_hash: str
+    body_hash: str
+    removed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SectionWrite:
+    """One section to store: a new row (``id`` is ``None``) or the new version of row ``id``
+    (its content, heading or lines; a removed row written again is live again)."""
+
+    id: str | None
+    heading: str | None
+    level: int
+    start_line: int
+    end_line: int
+    heading_line: int | None
+    content: str
+    content_hash: str
+    body_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentWrite:
+    """One document's changes, applied in one transaction (``KnowledgeStore.write_document``).
+
+    A document is ``(scope, source)``; ``source_path`` and ``source_name`` are its source
+    normalised for the privacy gate (``domains.privacy.normalize_source_path`` and its
+    basename), ``identity`` its file identity (``None`` for ``add_document``), ``root`` the
+    sync root it came from (``None`` for ``add_document``); with ``writes``, every row of the
+    document takes these. ``removals`` are row ids marked removed (kept, dropped from the
+    index).
+    """
+
+    source: str
+    scope: str | None
+    source_path: str
+    source_name: str
+    identity: str | None
+    root: str | None
+    writes: tuple[SectionWrite, ...] = ()
+    removals: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRow:
+    """What a ranked knowledge hit (and ``recall_context``) needs of one live section."""
+
+    id: str
+    source: str
+    scope: str | None
+    heading: str | None
+    start_line: int
+    end_line: int
+    heading_line: int | None
+    content: str
+    content_hash: str
+
+
+# -- memory entries (#10) ----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class MemoryWrite:
+    """A memory entry to insert or update, with what its indexes read.
+
+    ``number`` is its key's number (an insert raises the type's highest issued number to it);
+    ``content`` is the text the keyword index and the vectors see, ``identity_hash`` what the
+    identical-text rule of ``remember`` compares (``domains.memory_model.identity_hash``).
+    """
+
+    entry: MemoryEntry
+    number: int
+    content: str
+    content_hash: str
+    identity_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    """A memory entry as a search reads it: the entry, its indexed text and content hash."""
+
+    entry: MemoryEntry
+    content: str
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDrill:
+    """A drill the hit-log holds for a memory entry: its hit-log row id, the key, when."""
+
+    hit_id: int
+    key: str
+    at: datetime
 
 
 def chunk_id(channel: str, first_seq: int, part: int = 0) -> str:

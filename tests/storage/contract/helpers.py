@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import date
 from typing import Any
 
 from recallbox.domains.chunking import rechunk
+from recallbox.domains.knowledge_files import split_document
+from recallbox.domains.knowledge_plan import plan_file, plan_removed_file
+from recallbox.domains.knowledge_sync import document_write
+from recallbox.domains.memory_model import parse_key
+from recallbox.domains.memory_ops import memory_write
 from recallbox.domains.messages import build_row
 from recallbox.storage.base import (
     EVERYTHING,
@@ -14,7 +20,7 @@ from recallbox.storage.base import (
     SearchFilter,
     Store,
 )
-from recallbox.types import Message
+from recallbox.types import MemoryEntry, Message, Section
 
 DIM = 2
 MODEL = "contract-2"
@@ -72,3 +78,68 @@ def deny(store: Store, channel: str, how: str) -> SearchFilter:
 def stored(how: str) -> bool:
     """Whether the denial is in the stored policy (the gate of reads without a filter)."""
     return how != "excluded for the call"
+
+
+# -- knowledge sections and memory entries (#10) ---------------------------------------------
+def document(
+    store: Store,
+    source: str,
+    text: str,
+    *,
+    scope: str | None = None,
+    identity: str | None = None,
+    root: str | None = None,
+) -> list[Section]:
+    """Write ``text`` as the document ``(scope, source)`` the way a sync plans it."""
+    sections = split_document(source, text)
+    plan = plan_file(source, sections, store.document_sections(scope, source))
+    return store.write_document(document_write(plan, scope=scope, identity=identity, root=root))
+
+
+def remove_document(store: Store, source: str, *, scope: str | None = None) -> list[Section]:
+    """Mark every live section of a document removed (its file went away)."""
+    plan = plan_removed_file(source, store.document_sections(scope, source))
+    return store.write_document(document_write(plan, scope=scope, identity=None, root=None))
+
+
+def entry(key: str, body: str, **fields: Any) -> MemoryEntry:
+    """A memory entry of the key's type, active since 2025-01-01 unless told otherwise."""
+    values: dict[str, Any] = {
+        "title": None,
+        "state": "active",
+        "created": date(2025, 1, 1),
+        "last_referenced": None,
+        "state_since": date(2025, 1, 1),
+        **fields,
+    }
+    return MemoryEntry(key=key, type=parse_key(key)[0], body=body, **values)
+
+
+def remember_rows(store: Store, *entries: MemoryEntry) -> None:
+    """Store new entries under their keys."""
+    store.create_memory_entries([memory_write(e) for e in entries])
+
+
+DOCUMENT_DENIALS = (
+    "excluded name",
+    "excluded path",
+    "excluded identity",
+    "excluded for the call",
+    "identity for the call",
+)
+
+
+def deny_document(store: Store, how: str) -> SearchFilter:
+    """Deny the document ``private/secret.md`` (identity ``7:42``) one way; returns the filter a
+    search must then pass."""
+    if how == "excluded name":
+        store.set_source_excluded("secret.md", True)
+    elif how == "excluded path":
+        store.set_source_excluded("private/secret.md", True)
+    elif how == "excluded identity":
+        store.set_source_excluded("hard-link.md", True, "7:42")
+    elif how == "excluded for the call":
+        return SearchFilter(excluded=("secret.md",))
+    else:
+        return SearchFilter(excluded=("hard-link.md",), excluded_identities=("7:42",))
+    return EVERYTHING

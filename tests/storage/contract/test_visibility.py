@@ -2,7 +2,9 @@
 
 Every read that serves a search is checked against every way of denying a thread: quarantine,
 a stored exclusion of its source (by name, by file identity) and a per-call exclusion
-(``SearchFilter.excluded``). The allowed thread's rows must come through untouched.
+(``SearchFilter.excluded``). The allowed thread's rows must come through untouched. The same
+holds for knowledge documents (denied by basename, by path, by file identity, per call) and
+for memory entries (denied as a whole by an exclusion of ``MEMORY.md``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import pytest
 
 import recallbox
 from recallbox.storage.base import (
+    CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
+    CORPUS_SECTION,
     CORPUS_TRANSCRIPT_CHUNK,
     EVERYTHING,
     EmbeddingSpace,
@@ -24,7 +28,19 @@ from recallbox.storage.base import (
     chunk_id,
 )
 
-from .helpers import DENIALS, add, chunk, deny, embed, stored
+from .helpers import (
+    DENIALS,
+    DOCUMENT_DENIALS,
+    add,
+    chunk,
+    deny,
+    deny_document,
+    document,
+    embed,
+    entry,
+    remember_rows,
+    stored,
+)
 
 NEEDLE = LexicalQuery((("needle",),))
 
@@ -154,3 +170,58 @@ def test_an_unsupported_filter_is_refused_not_dropped(world: World) -> None:
         store.literal_candidates(LiteralQuery("needle", True), where=scoped, limit=5)
     with pytest.raises(recallbox.UnsupportedFilter):
         store.nearest([1.0, 0.0], space=world.messages, where=scoped, limit=5)
+
+
+# -- documents and memory entries (#10) -------------------------------------------------------
+@pytest.mark.parametrize("how", DOCUMENT_DENIALS)
+def test_a_denied_document_is_invisible_to_every_search_read(store: Store, how: str) -> None:
+    (shown,) = document(store, "public/notes.md", "## Alpha\nneedle alpha shown\n")
+    (hidden,) = document(
+        store, "private/secret.md", "## Alpha\nneedle alpha hidden\n", identity="7:42"
+    )
+    space = embed(store, CORPUS_SECTION)
+    where = deny_document(store, how)
+    ids = [shown.id, hidden.id]
+    assert [i for i, _ in store.keyword_ranked(CORPUS_SECTION, NEEDLE, where=where, limit=9)] == [
+        shown.id
+    ]
+    assert [i for i, _ in store.nearest([1.0, 0.0], space=space, where=where, limit=9)] == [
+        shown.id
+    ]
+    assert list(store.distances([1.0, 0.0], ids, space=space, where=where)) == [shown.id]
+    assert list(store.section_rows(ids, where=where)) == [shown.id]
+    assert store.knowledge_sources(where=where) == ["public/notes.md"]
+    assert store.knowledge_sources(where=where, name="secret.md") == []
+    assert store.source_scope("private/secret.md", NEEDLE, where=where) is None
+    public = store.source_scope("public/notes.md", NEEDLE, where=where)
+    assert public is not None and [m.id for m in public.matches] == [shown.id]
+    if how.startswith("excluded") and not how.endswith("call"):
+        fresh = store.ensure_embedding_space(CORPUS_SECTION, "other", 2)
+        assert [t.id for t in store.embed_targets(fresh, after=0, limit=9)] == [shown.id]
+
+
+def test_a_path_exclusion_denies_that_document_only(store: Store) -> None:
+    document(store, "a/secret.md", "## A\nneedle one\n")
+    document(store, "b/secret.md", "## B\nneedle two\n")
+    document(store, "deep/a/secret.md", "## C\nneedle three\n")
+    store.set_source_excluded("a/secret.md", True)
+    assert store.knowledge_sources(where=EVERYTHING) == ["b/secret.md"]
+    store.set_source_excluded("a/secret.md", False)
+    assert len(store.knowledge_sources(where=SearchFilter(excluded=("a/secret.md",)))) == 1
+
+
+@pytest.mark.parametrize("stored_denial", [True, False])
+def test_an_exclusion_of_memory_md_denies_every_entry(store: Store, stored_denial: bool) -> None:
+    remember_rows(store, entry("PIT01", "needle alpha"), entry("PRI01", "needle beta"))
+    space = embed(store, CORPUS_MEMORY_ENTRY)
+    where = EVERYTHING
+    if stored_denial:
+        store.set_source_excluded("memory.md", True)
+    else:
+        where = SearchFilter(excluded=("memory.md",))
+    keys = ["PIT01", "PRI01"]
+    assert store.keyword_ranked(CORPUS_MEMORY_ENTRY, NEEDLE, where=where, limit=9) == []
+    assert store.nearest([1.0, 0.0], space=space, where=where, limit=9) == []
+    assert store.distances([1.0, 0.0], keys, space=space, where=where) == {}
+    assert store.memory_rows(keys, where=where) == {} and store.visible_memory(where=where) == []
+    assert not store.memory_allowed(where=where)

@@ -18,6 +18,7 @@ from recallbox.cli.shared import (
 )
 
 if TYPE_CHECKING:
+    from recallbox.samples.demo import CuratedDemo
     from recallbox.types import DoctorReport
 
 DEMO_DIR = "demo"
@@ -116,6 +117,13 @@ def demo(ctx: click.Context, as_json: bool) -> None:
                     "channel": result.thread.channel,
                     "result": result.found,
                 },
+                "memory_keys": result.curated.memory_keys,
+                "sections": result.curated.sections,
+                "recall_context": {
+                    "query": result.curated.query,
+                    "source": result.curated.source,
+                    "result": result.curated.context,
+                },
             }
         )
         return
@@ -136,6 +144,21 @@ def demo(ctx: click.Context, as_json: bool) -> None:
     )
     click.echo(result.found)
     click.echo(f"\nnext: recallbox --db {path} read <message_id>")
+    _echo_curated(result.curated, path)
+
+
+def _echo_curated(curated: CuratedDemo, path: Path) -> None:
+    """The knowledge and memory part of the demo's text output."""
+    click.echo(
+        f"\nremembered {', '.join(curated.memory_keys)}; indexed the sample notes "
+        f"({curated.sections} sections)"
+    )
+    click.echo(
+        f"recall_context({curated.query!r}, source={curated.source!r}) returns the exact "
+        "entries, not the whole file:\n"
+    )
+    click.echo(curated.context.render() or "(nothing matched)")
+    click.echo(f"\nnext: recallbox --db {path} recall-context \"staging key\"")
 
 
 def register(group: click.Group) -> None:

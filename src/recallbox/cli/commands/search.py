@@ -40,9 +40,8 @@ def render_hits(hits: list[Hit]) -> str:
             legs.append(f"k={hit.keyword:.3f}")
         if hit.vector is not None:
             legs.append(f"v={hit.vector:.3f}")
-        lines.append(
-            f"{rank}. {hit.score:.3f} {hit.id} [{hit.channel}] {hit.role or ''} ({' '.join(legs)})"
-        )
+        where = hit.channel if hit.channel is not None else hit.source
+        lines.append(f"{rank}. {hit.score:.3f} {hit.id} [{where}] {hit.role or ''} ({' '.join(legs)})")
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
     return "\n".join(lines)
 
@@ -53,10 +52,12 @@ def render_hits(hits: list[Hit]) -> str:
     "--domain",
     default="sessions",
     show_default=True,
-    help="memory, knowledge, sessions, transcripts or code (sessions and transcripts in "
-    "this version).",
+    help="memory, knowledge, sessions, transcripts or code.",
 )
 @click.option("--channel", default=None, help="Only this thread.")
+@click.option(
+    "--scope", default=None, help="knowledge: this project's documents plus the global library."
+)
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -73,6 +74,7 @@ def search(
     query: str,
     domain: str,
     channel: str | None,
+    scope: str | None,
     limit: int,
     no_embed: bool,
     embedder: str | None,
@@ -84,7 +86,12 @@ def search(
     """
     with open_box(ctx, embedder=embedder) as box:
         hits = box.search(
-            query, domain=domain, channel=channel, limit=limit, allow_embed=not no_embed
+            query,
+            domain=domain,
+            channel=channel,
+            limit=limit,
+            allow_embed=not no_embed,
+            scope=scope,
         )
     if as_json:
         emit_json(hits)

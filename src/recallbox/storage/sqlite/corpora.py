@@ -14,10 +14,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from recallbox.errors import InvalidArgument
-from recallbox.storage.queries import CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK, SearchFilter
+from recallbox.storage.queries import (
+    CORPUS_MEMORY_ENTRY,
+    CORPUS_MESSAGE,
+    CORPUS_SECTION,
+    CORPUS_TRANSCRIPT_CHUNK,
+    SearchFilter,
+)
 from recallbox.storage.sqlite.rows import json_list
 from recallbox.storage.sqlite.visibility import (
+    MEMORY_ALLOWED_SQL,
+    MEMORY_SOURCE_SQL,
     MESSAGE_VISIBLE_SQL,
+    SECTION_ALLOWED_SQL,
     THREAD_ALLOWED_SQL,
     Clause,
     narrowing,
@@ -31,6 +40,7 @@ CHUNK_ID_SQL = (
 
 
 def _message_keys(ids: Sequence[str]) -> str:
+    """Public ids that are the row's own column (message, section ids; memory keys)."""
     return json_list(list(dict.fromkeys(ids)))
 
 
@@ -168,7 +178,57 @@ TRANSCRIPT_CHUNKS = Corpus(
     joins="JOIN threads t ON t.id = c.thread_id",
 )
 
-CORPORA: dict[str, Corpus] = {corpus.name: corpus for corpus in (MESSAGES, TRANSCRIPT_CHUNKS)}
+# Knowledge sections and memory entries have no threads: their public id is a column, their
+# gate the source-exclusion condition, and ``thread_id`` (the vector partition key) is 0.
+SECTIONS = Corpus(
+    name=CORPUS_SECTION,
+    table="knowledge_sections",
+    alias="k",
+    fts="knowledge_sections_fts",
+    public_id="k.uid",
+    visible="k.removed = 0",
+    embeddable="k.removed = 0 AND length(trim(k.content, char(32, 9, 10))) > 0",
+    text="k.content",
+    drilled="EXISTS (SELECT 1 FROM hit_log h WHERE h.drilled = 1 AND h.target_id = k.uid)",
+    keys_from="json_each(?) AS j CROSS JOIN knowledge_sections k ON k.uid = j.value",
+    given="j.value",
+    keys=_message_keys,
+    joins="",
+    gate=SECTION_ALLOWED_SQL,
+    channel_sql=None,
+    source_sql="k.source_name",
+    source_path_sql="k.source_path",
+    source_identity_sql="k.identity",
+    source_suffix=True,
+    scope="(k.scope = {} OR k.scope IS NULL)",
+)
+
+MEMORY_ENTRIES = Corpus(
+    name=CORPUS_MEMORY_ENTRY,
+    table="memory_entries",
+    alias="me",
+    fts="memory_entries_fts",
+    public_id="me.key",
+    visible="1",  # every state is recallable; ranking weighs the state
+    embeddable="length(trim(me.content, char(32, 9, 10))) > 0",
+    text="me.content",
+    drilled="EXISTS (SELECT 1 FROM hit_log h WHERE h.drilled = 1 AND h.target_id = me.key)",
+    keys_from="json_each(?) AS j CROSS JOIN memory_entries me ON me.key = j.value",
+    given="j.value",
+    keys=_message_keys,
+    joins="",
+    gate=MEMORY_ALLOWED_SQL,
+    channel_sql=None,
+    source_sql=MEMORY_SOURCE_SQL,
+    source_path_sql=MEMORY_SOURCE_SQL,
+    source_identity_sql=None,
+    source_suffix=True,
+    scope=None,
+)
+
+CORPORA: dict[str, Corpus] = {
+    corpus.name: corpus for corpus in (MESSAGES, TRANSCRIPT_CHUNKS, SECTIONS, MEMORY_ENTRIES)
+}
 
 
 def corpus_of(name: str) -> Corpus:

@@ -26,6 +26,7 @@ class FtsIndex:
     columns: tuple[str, ...]
     options: str  # the tokenize/detail part of the CREATE statement
     probe: str  # "token" (ranked word index) or "trigram" (substring index)
+    only_changes: bool = False  # the update trigger fires only when an indexed value changed
 
     def create_sql(self) -> str:
         cols = ", ".join(self.columns)
@@ -42,13 +43,18 @@ class FtsIndex:
         new = ", ".join(f"new.{c}" for c in self.columns)
         old = ", ".join(f"old.{c}" for c in self.columns)
         ai, ad, au = self.trigger_names()
+        when = (
+            " WHEN " + " OR ".join(f"old.{c} IS NOT new.{c}" for c in self.columns)
+            if self.only_changes
+            else ""
+        )
         return [
             f"CREATE TRIGGER {ai} AFTER INSERT ON {self.content_table} BEGIN "
             f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
             f"CREATE TRIGGER {ad} AFTER DELETE ON {self.content_table} BEGIN "
             f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
             f"VALUES ('delete', old.id, {old}); END",
-            f"CREATE TRIGGER {au} AFTER UPDATE OF {cols} ON {self.content_table} BEGIN "
+            f"CREATE TRIGGER {au} AFTER UPDATE OF {cols} ON {self.content_table}{when} BEGIN "
             f"INSERT INTO {self.name}({self.name}, rowid, {cols}) "
             f"VALUES ('delete', old.id, {old}); "
             f"INSERT INTO {self.name}(rowid, {cols}) VALUES (new.id, {new}); END",
@@ -279,4 +285,92 @@ _M004_EXCLUSIONS = [
     "CREATE INDEX excluded_sources_name ON excluded_sources (name)",
 ]
 MIGRATIONS.append((4, "source exclusions keyed by their normalised path", _M004_EXCLUSIONS))
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+
+# Migration 5 (knowledge and memory, DESIGN §2, §4.3, §4.4). ``knowledge_sections``: one row per
+# section of a document ``(scope, source)``, never deleted — a removed section keeps its row
+# (``removed = 1``) and its ``content_seg`` is emptied, so it leaves the keyword index and comes
+# back with its id when restored; the gate reads ``source_name``/``source_path``/``identity``
+# (normalised basename and path, file identity). ``memory_entries``: one row per key; the
+# highest number issued per type lives in ``memory_key_counters`` (keys are never reused).
+# Neither corpus has threads: ``thread_id`` is the vector partition key, 0 for every row (one
+# partition; scope and exclusions filter the exact nearest-neighbour search, vectors.py).
+# ``hit_log_watermarks``: how far a consumer of the hit-log (``decay``) has read it. Both FTS5
+# indexes update only when the indexed text changes (a move, a decay or a touch leave them).
+KNOWLEDGE_SECTIONS_FTS = FtsIndex(
+    name="knowledge_sections_fts",
+    content_table="knowledge_sections",
+    columns=("content_seg",),
+    options="tokenize='porter unicode61 remove_diacritics 2'",
+    probe="token",
+    only_changes=True,
+)
+MEMORY_ENTRIES_FTS = FtsIndex(
+    name="memory_entries_fts",
+    content_table="memory_entries",
+    columns=("content_seg",),
+    options="tokenize='porter unicode61 remove_diacritics 2'",
+    probe="token",
+    only_changes=True,
+)
+FTS_INDEXES[KNOWLEDGE_SECTIONS_FTS.name] = KNOWLEDGE_SECTIONS_FTS
+FTS_INDEXES[MEMORY_ENTRIES_FTS.name] = MEMORY_ENTRIES_FTS
+MEMORY_STATE_CHECK = "state IN ('active', 'dormant', 'archived')"
+
+_M005_KNOWLEDGE_MEMORY = [
+    """CREATE TABLE knowledge_sections (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        uid TEXT NOT NULL UNIQUE,
+        scope TEXT,
+        source TEXT NOT NULL,
+        source_path TEXT NOT NULL,
+        source_name TEXT NOT NULL,
+        identity TEXT,
+        root TEXT,
+        heading TEXT,
+        level INTEGER NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        heading_line INTEGER,
+        content TEXT NOT NULL,
+        content_seg TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        body_hash TEXT NOT NULL,
+        removed INTEGER NOT NULL DEFAULT 0,
+        thread_id INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX knowledge_sections_by_document ON knowledge_sections (source, scope)",
+    "CREATE INDEX knowledge_sections_by_root ON knowledge_sections (root, scope) "
+    "WHERE removed = 0",
+    KNOWLEDGE_SECTIONS_FTS.create_sql(),
+    *KNOWLEDGE_SECTIONS_FTS.trigger_sql(),
+    f"""CREATE TABLE memory_entries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        title TEXT,
+        body TEXT NOT NULL,
+        content TEXT NOT NULL,
+        content_seg TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        identity_hash TEXT NOT NULL,
+        state TEXT NOT NULL CHECK ({MEMORY_STATE_CHECK}),
+        state_since TEXT,
+        created TEXT,
+        last_referenced TEXT,
+        ref_count INTEGER NOT NULL DEFAULT 0,
+        evergreen INTEGER NOT NULL DEFAULT 0,
+        superseded_by TEXT,
+        thread_id INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX memory_entries_by_identity ON memory_entries (identity_hash)",
+    MEMORY_ENTRIES_FTS.create_sql(),
+    *MEMORY_ENTRIES_FTS.trigger_sql(),
+    "CREATE TABLE memory_key_counters (type TEXT PRIMARY KEY, highest INTEGER NOT NULL)",
+    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, hit_id INTEGER NOT NULL)",
+]
+MIGRATIONS.append((5, "knowledge sections, memory entries, key counters", _M005_KNOWLEDGE_MEMORY))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -8,6 +8,8 @@
 | ``VectorIndex`` | ``vector_index.py`` (same corpora; ``vectors.py`` is sqlite-vec) |
 | ``ImportLedger`` | ``imports.py`` |
 | ``TranscriptChunks`` | ``chunks.py`` |
+| ``KnowledgeStore`` | ``sections.py`` |
+| ``MemoryStore`` | ``memory.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
@@ -28,9 +30,11 @@ from recallbox.storage.sqlite.chunks import ChunksMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.keyword import KeywordMixin
+from recallbox.storage.sqlite.memory import MemoryMixin
 from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thread_id
 from recallbox.storage.sqlite.rows import now
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
+from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
@@ -50,7 +54,15 @@ def _is_applied(conn: apsw.Connection, version: int) -> bool:
     return row is not None
 
 
-class SQLiteStore(ThreadMixin, KeywordMixin, VectorMixin, ImportLedgerMixin, ChunksMixin):
+class SQLiteStore(
+    ThreadMixin,
+    KeywordMixin,
+    VectorMixin,
+    ImportLedgerMixin,
+    ChunksMixin,
+    KnowledgeMixin,
+    MemoryMixin,
+):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
     capabilities: frozenset[str] = frozenset({"fts5", "trigram", "bigram_cjk"})

@@ -76,6 +76,17 @@ def source_allowed_sql(
     )
 
 
+#: The source the memory entries stand for (``domains.privacy.MEMORY_SOURCE_NAME``), as SQL.
+MEMORY_SOURCE_SQL = "'memory.md'"
+#: The gate on every memory entry: no exclusion of ``MEMORY.md`` (a path holding ``/`` names a
+#: document, never the memory entries).
+MEMORY_ALLOWED_SQL = source_allowed_sql(MEMORY_SOURCE_SQL, MEMORY_SOURCE_SQL, suffix=True)
+#: The gate on a knowledge section ``k``: its document's basename, path and file identity.
+SECTION_ALLOWED_SQL = source_allowed_sql(
+    "k.source_name", "k.source_path", "k.identity", suffix=True
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Clause:
     """SQL to append to a ``WHERE`` (``""`` or ``" AND …"``) and the values it binds, in order."""
