@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any, cast
 
 from recallbox.box_curated import CuratedVerbs
+from recallbox.box_secrets import SecretVerbs
 from recallbox.domains import history, reading
 from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
@@ -59,7 +60,7 @@ def _resolve_location(path_or_url: str | Path) -> str:
     return str(Path(path_or_url).expanduser())
 
 
-class Box(CuratedVerbs):
+class Box(CuratedVerbs, SecretVerbs):
     """The recallbox API over one store. Use :func:`recallbox.open` to make one.
 
     A Box may be used from several threads (one connection per thread); it is not fork-safe.

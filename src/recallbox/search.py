@@ -105,9 +105,7 @@ def _check_text(query: object, channel: object) -> None:
         raise InvalidArgument(f"channel must be a string or None, got {type(channel).__name__}")
 
 
-def search_filter(
-    channel: str | None, scope: str | None, excluded: Sequence[str]
-) -> SearchFilter:
+def search_filter(channel: str | None, scope: str | None, excluded: Sequence[str]) -> SearchFilter:
     """The :class:`SearchFilter` of a verb's ``channel``, ``scope`` and per-call ``excluded``.
 
     Raises:

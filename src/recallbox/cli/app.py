@@ -22,6 +22,7 @@ from recallbox.cli.commands import (
     memory,
     policy,
     search,
+    secrets,
     threads,
 )
 from recallbox.cli.shared import (
@@ -94,6 +95,8 @@ def cli() -> None:
 
 
 for _module in (threads, policy, imports, search, agents, maintenance, memory, knowledge):
+    _module.register(cli)
+for _module in (secrets,):
     _module.register(cli)
 
 

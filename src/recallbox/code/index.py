@@ -78,7 +78,9 @@ def parse_repository(
     current = {path: file_hash(data) for path, (_, data, _) in contents.items()}
     changes = diff_hashes(previous or {}, current)
     parsed = tuple(
-        extract_file(path, contents[path][1], contents[path][2], mtime_ns=contents[path][0].mtime_ns)
+        extract_file(
+            path, contents[path][1], contents[path][2], mtime_ns=contents[path][0].mtime_ns
+        )
         for path in changes.to_parse
     )
     report = CodeIndexReport(

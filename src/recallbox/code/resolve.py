@@ -107,7 +107,9 @@ def resolve_edges(files: Sequence[FileIndex], *, root_name: str | None = None) -
                 index.bases[edge.source_id].append(result.target_id)
     for position, (file, edge) in enumerate(ordered):
         if position not in resolved:
-            resolved[position] = edge if edge.confidence == CONFIDENCE_EXACT else _resolve(index, file, edge)
+            resolved[position] = (
+                edge if edge.confidence == CONFIDENCE_EXACT else _resolve(index, file, edge)
+            )
     return [resolved[position] for position in range(len(ordered))]
 
 
@@ -175,12 +177,15 @@ def _through_bases(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | No
 def _by_name(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | None, Confidence]:
     parts = _split(edge.target_name)
     name = parts[-1] if parts else ""
-    kinds = CLASS_KINDS if edge.kind == "extends" else (
-        frozenset({"method"}) if len(parts) > 1 else _CALLABLE_KINDS
+    kinds = (
+        CLASS_KINDS
+        if edge.kind == "extends"
+        else (frozenset({"method"}) if len(parts) > 1 else _CALLABLE_KINDS)
     )
     family = JS_FAMILY if file.language in JS_FAMILY else frozenset({file.language})
     candidates = [
-        symbol for symbol in index.by_name.get(name, ())
+        symbol
+        for symbol in index.by_name.get(name, ())
         if symbol.kind in kinds and symbol.language in family and symbol.id != edge.source_id
     ]
     if len(candidates) > 1 and len(parts) > 1:

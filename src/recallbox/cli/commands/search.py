@@ -41,7 +41,9 @@ def render_hits(hits: list[Hit]) -> str:
         if hit.vector is not None:
             legs.append(f"v={hit.vector:.3f}")
         where = hit.channel if hit.channel is not None else hit.source
-        lines.append(f"{rank}. {hit.score:.3f} {hit.id} [{where}] {hit.role or ''} ({' '.join(legs)})")
+        lines.append(
+            f"{rank}. {hit.score:.3f} {hit.id} [{where}] {hit.role or ''} ({' '.join(legs)})"
+        )
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
     return "\n".join(lines)
 

@@ -103,7 +103,6 @@ def _messages_by_uid(conn: apsw.Connection, ids: Sequence[str]) -> list[Message]
     return out
 
 
-
 def is_utf8(text: str) -> bool:
     """Whether ``text`` can be bound as SQLite text: a stored id always can, so an id holding a
     lone surrogate (argv bytes that were not UTF-8) is simply unknown."""
@@ -112,6 +111,7 @@ def is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
 
 class ThreadMixin:
     """:class:`~recallbox.storage.base.ThreadStore` for :class:`SQLiteStore`."""

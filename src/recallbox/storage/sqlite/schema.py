@@ -341,8 +341,7 @@ _M005_KNOWLEDGE_MEMORY = [
         updated_at TEXT NOT NULL
     )""",
     "CREATE INDEX knowledge_sections_by_document ON knowledge_sections (source, scope)",
-    "CREATE INDEX knowledge_sections_by_root ON knowledge_sections (root, scope) "
-    "WHERE removed = 0",
+    "CREATE INDEX knowledge_sections_by_root ON knowledge_sections (root, scope) WHERE removed = 0",
     KNOWLEDGE_SECTIONS_FTS.create_sql(),
     *KNOWLEDGE_SECTIONS_FTS.trigger_sql(),
     f"""CREATE TABLE memory_entries (

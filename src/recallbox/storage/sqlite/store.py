@@ -10,6 +10,7 @@
 | ``TranscriptChunks`` | ``chunks.py`` |
 | ``KnowledgeStore`` | ``sections.py`` |
 | ``MemoryStore`` | ``memory.py`` |
+| ``SecretStore``, ``Backup`` | ``secrets.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
@@ -34,6 +35,7 @@ from recallbox.storage.sqlite.memory import MemoryMixin
 from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thread_id
 from recallbox.storage.sqlite.rows import now
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
+from recallbox.storage.sqlite.secrets import SecretsMixin
 from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
@@ -62,6 +64,7 @@ class SQLiteStore(
     ChunksMixin,
     KnowledgeMixin,
     MemoryMixin,
+    SecretsMixin,
 ):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
@@ -102,9 +105,12 @@ class SQLiteStore(
     def _applied_versions(self) -> set[int] | None:
         """The recorded migrations, read without the write lock (``None``: no ledger yet)."""
         with self.pool.snapshot() as conn:
-            if conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-            ).fetchone() is None:
+            if (
+                conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+                ).fetchone()
+                is None
+            ):
                 return None
             return {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
 

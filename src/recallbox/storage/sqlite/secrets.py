@@ -1,0 +1,416 @@
+"""Purge, redact and the online backup on SQLite (DESIGN §7a): ``SecretStore`` and ``Backup``.
+
+Physical erasure takes three things SQLite does not do by default:
+
+* ``PRAGMA secure_delete = ON`` on the erasing connection, so the cells and pages a delete
+  or an overwrite frees are zeroed instead of only unlinked;
+* FTS5 ``optimize`` on every full-text index: an external-content index deletes by appending
+  a tombstone, and the old term stays in its segment until the segments are merged;
+* ``VACUUM``: a copy written before (a row updated, a page freed or split by an ordinary
+  connection) may survive in a free page or a free cell; rewriting the file leaves none;
+* ``wal_checkpoint(TRUNCATE)`` once the other connections are idle: until then the old pages
+  live on as frames of the ``-wal`` file (a passive checkpoint copies them but keeps the file).
+
+A vector is zeroed in place before its row is deleted (``vec0`` keeps deleted vectors' bytes
+in its chunk until the chunk is rewritten).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from recallbox.errors import InvalidArgument, StoreUnavailable
+from recallbox.storage.secrets import ErasedRows, Erasure, RedactedRows, SecretTarget, TextRewrite
+from recallbox.storage.sqlite import vectors
+from recallbox.storage.sqlite.connection import DB_FILE_MODE, ConnectionPool, driver_errors
+from recallbox.storage.sqlite.corpora import CORPORA
+from recallbox.storage.sqlite.rows import content_hash, dump_json, json_list
+from recallbox.storage.sqlite.schema import FTS_INDEXES
+from recallbox.storage.values import chunk_id
+from recallbox.text.cjk import segment
+
+CHECKPOINT_ATTEMPTS = 40
+"""How many times a truncating checkpoint is tried while other connections still read."""
+CHECKPOINT_BACKOFF_S = 0.025
+"""The first pause between two checkpoint attempts (doubled each time, up to the cap)."""
+CHECKPOINT_BACKOFF_MAX_S = 0.5
+BACKUP_PAGES_PER_STEP = 1024
+"""Pages the online backup copies per step (writers get the lock between steps)."""
+
+_Message = tuple[int, str, str, int]  # rowid, uid, channel, seq
+
+
+def _messages(conn: apsw.Connection, target: SecretTarget) -> list[_Message]:
+    base = (
+        "SELECT m.id, m.uid, t.channel, m.seq FROM messages m "
+        "JOIN threads t ON t.id = m.thread_id WHERE "
+    )
+    rows: list[Any] = []
+    if target.message_id is not None:
+        rows += conn.execute(base + "m.uid = ?", (target.message_id,)).fetchall()
+    if target.channel is not None:
+        rows += conn.execute(base + "t.channel = ?", (target.channel,)).fetchall()
+    return [(int(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in {tuple(r) for r in rows}]
+
+
+def _source_clause(source: str) -> tuple[str, tuple[object, ...]]:
+    """Sections of the documents ``source`` names, matched as an exclusion matches them."""
+    if "/" not in source:
+        return "source_name = ?", (source,)
+    pattern = "%/" + source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return "(source_path = ? OR source_path LIKE ? ESCAPE '\\')", (source, pattern)
+
+
+def _chunk_ids(conn: apsw.Connection, uid: str) -> list[str]:
+    """The public ids of the transcript chunks holding message ``uid``."""
+    rows: list[Any] = conn.execute(
+        "SELECT t.channel, c.first_seq, c.part FROM transcript_chunks c "
+        "JOIN threads t ON t.id = c.thread_id "
+        "WHERE EXISTS (SELECT 1 FROM json_each(c.message_ids) WHERE value = ?)",
+        (uid,),
+    ).fetchall()
+    return [chunk_id(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+
+def _drop_thread(conn: apsw.Connection, channel: str) -> tuple[int, int]:
+    """Delete thread ``channel`` with its chunks, generations and import ledger; returns the
+    threads (0 or 1) and the chunks deleted."""
+    row = conn.execute("SELECT id FROM threads WHERE channel = ?", (channel,)).fetchone()
+    if row is None:
+        return 0, 0
+    thread = int(row[0])
+    chunks = conn.execute(
+        "DELETE FROM transcript_chunks WHERE thread_id = ? RETURNING id", (thread,)
+    ).fetchall()
+    files = [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT file_id FROM import_records WHERE channel = ?", (channel,)
+        )
+    ]
+    conn.execute("DELETE FROM import_records WHERE channel = ?", (channel,))
+    for file_id in files:
+        if (
+            conn.execute(
+                "SELECT 1 FROM import_records WHERE file_id = ? LIMIT 1", (file_id,)
+            ).fetchone()
+            is None
+        ):
+            conn.execute("DELETE FROM import_nodes WHERE file_id = ?", (file_id,))
+            conn.execute("DELETE FROM import_files WHERE id = ?", (file_id,))
+    conn.execute("DELETE FROM generations WHERE thread_id = ?", (thread,))
+    conn.execute("DELETE FROM threads WHERE id = ?", (thread,))
+    return 1, len(chunks)
+
+
+def _forget_hits(conn: apsw.Connection, targets: Sequence[str]) -> int:
+    """Delete the hit-log rows that target ``targets``; blank the query of every row of the
+    same recall events (same time and query). Returns the rows deleted."""
+    if not targets:
+        return 0
+    keys = json_list(targets)
+    conn.execute(
+        "UPDATE hit_log SET query = NULL WHERE query IS NOT NULL AND (at, query) IN "
+        "(SELECT at, query FROM hit_log WHERE target_id IN (SELECT value FROM json_each(?)))",
+        (keys,),
+    )
+    deleted = conn.execute(
+        "DELETE FROM hit_log WHERE target_id IN (SELECT value FROM json_each(?)) RETURNING 1",
+        (keys,),
+    ).fetchall()
+    return len(deleted)
+
+
+def purge(conn: apsw.Connection, target: SecretTarget) -> ErasedRows:
+    """:meth:`SecretStore.purge_rows` inside an open write transaction."""
+    found = _messages(conn, target)
+    targets = [uid for _, uid, _, _ in found]
+    rechunk: dict[str, int] = {}
+    for rowid, uid, channel, seq in found:
+        if channel != target.channel:
+            targets += _chunk_ids(conn, uid)
+            rechunk[channel] = min(seq, rechunk.get(channel, seq))
+        conn.execute("DELETE FROM import_records WHERE message_uid = ?", (uid,))
+        conn.execute("DELETE FROM messages WHERE id = ?", (rowid,))
+    chunks = threads = 0
+    if target.channel is not None:
+        targets += _thread_chunk_ids(conn, target.channel)
+        threads, chunks = _drop_thread(conn, target.channel)
+    memories = sections = 0
+    if target.key is not None:
+        memories = len(
+            conn.execute(
+                "DELETE FROM memory_entries WHERE key = ? RETURNING 1", (target.key,)
+            ).fetchall()
+        )
+        targets += [target.key] if memories else []
+    if target.source is not None:
+        where, params = _source_clause(target.source)
+        uids = conn.execute(
+            f"DELETE FROM knowledge_sections WHERE {where} RETURNING uid", params
+        ).fetchall()
+        sections = len(uids)
+        targets += [str(r[0]) for r in uids]
+    return ErasedRows(
+        messages=len(found),
+        threads=threads,
+        chunks=chunks,
+        sections=sections,
+        memories=memories,
+        hits=_forget_hits(conn, targets),
+        rechunk=tuple(sorted(rechunk.items())),
+    )
+
+
+def _thread_chunk_ids(conn: apsw.Connection, channel: str) -> list[str]:
+    rows: list[Any] = conn.execute(
+        "SELECT c.first_seq, c.part FROM transcript_chunks c JOIN threads t "
+        "ON t.id = c.thread_id WHERE t.channel = ?",
+        (channel,),
+    ).fetchall()
+    return [chunk_id(channel, int(r[0]), int(r[1])) for r in rows]
+
+
+def _rewrite_leaves(value: Any, rewrite: TextRewrite) -> tuple[Any, int]:
+    """``value`` (a JSON value, at most ``MAX_JSON_DEPTH`` deep) with ``rewrite`` applied to
+    every string leaf (keys kept)."""
+    if isinstance(value, str):
+        return rewrite(value)
+    count = 0
+    if isinstance(value, list):
+        for index, child in enumerate(value):
+            value[index], n = _rewrite_leaves(child, rewrite)
+            count += n
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            value[key], n = _rewrite_leaves(child, rewrite)
+            count += n
+    return value, count
+
+
+def _rewrite_calls(calls: Any, rewrite: TextRewrite) -> tuple[Any, int]:
+    """Tool calls with ``rewrite`` applied to every string leaf of their arguments."""
+    count = 0
+    if isinstance(calls, list):
+        for call in calls:
+            if isinstance(call, dict) and "arguments" in call:
+                call["arguments"], n = _rewrite_leaves(call["arguments"], rewrite)
+                count += n
+    return calls, count
+
+
+def _redact_message(conn: apsw.Connection, rowid: int, rewrite: TextRewrite) -> int:
+    row = conn.execute(
+        "SELECT content, raw_content, tool_calls, tool_calls_raw, args_text, metadata "
+        "FROM messages WHERE id = ?",
+        (rowid,),
+    ).fetchone()
+    assert row is not None
+    content, n_content = rewrite(str(row[0]))
+    raw: str | None = None
+    n_raw = 0
+    if row[1] is not None:
+        raw, n_raw = rewrite(bytes(row[1]).decode("utf-8", "surrogatepass"))
+    calls, n_calls = _rewrite_calls(json.loads(row[2]) if row[2] is not None else None, rewrite)
+    calls_raw, n_calls_raw = rewrite(str(row[3])) if row[3] is not None else (None, 0)
+    args_text, n_args = rewrite(str(row[4]))
+    metadata, n_meta = _rewrite_leaves(json.loads(row[5]), rewrite)
+    count = n_content + n_raw + n_calls + n_calls_raw + n_meta
+    if count == 0 and n_args == 0:
+        return 0
+    conn.execute(
+        "UPDATE messages SET content = ?, content_seg = ?, raw_content = ?, tool_calls = ?, "
+        "tool_calls_raw = ?, args_text = ?, metadata = ?, content_hash = ? WHERE id = ?",
+        (
+            content,
+            segment(content),
+            raw.encode("utf-8", "surrogatepass") if raw is not None else None,
+            dump_json(calls) if calls is not None else None,
+            calls_raw,
+            args_text,
+            dump_json(metadata),
+            content_hash(content, args_text),
+            rowid,
+        ),
+    )
+    return max(count, 1)
+
+
+def _redact_sections(conn: apsw.Connection, source: str, rewrite: TextRewrite) -> tuple[int, int]:
+    where, params = _source_clause(source)
+    rows: list[Any] = conn.execute(
+        f"SELECT id, heading, content, removed FROM knowledge_sections WHERE {where}", params
+    ).fetchall()
+    replacements = rewritten = 0
+    for rowid, heading, text, removed in rows:
+        new_heading, n_heading = rewrite(str(heading)) if heading is not None else (None, 0)
+        content, n_content = rewrite(str(text))
+        if n_heading + n_content == 0:
+            continue
+        conn.execute(
+            "UPDATE knowledge_sections SET heading = ?, content = ?, content_seg = ?, "
+            "content_hash = ? WHERE id = ?",
+            (
+                new_heading,
+                content,
+                "" if removed else segment(content),
+                content_hash(content, new_heading or ""),
+                rowid,
+            ),
+        )
+        replacements += n_heading + n_content
+        rewritten += 1
+    return replacements, rewritten
+
+
+def _redact_queries(conn: apsw.Connection, rewrite: TextRewrite) -> int:
+    count = 0
+    for rowid, query in conn.execute(
+        "SELECT id, query FROM hit_log WHERE query IS NOT NULL"
+    ).fetchall():
+        new, n = rewrite(str(query))
+        if n:
+            conn.execute("UPDATE hit_log SET query = ? WHERE id = ?", (new, rowid))
+            count += n
+    return count
+
+
+def redact(conn: apsw.Connection, target: SecretTarget, rewrite: TextRewrite) -> RedactedRows:
+    """:meth:`SecretStore.redact_rows` inside an open write transaction."""
+    replacements = rows = 0
+    rechunk: dict[str, int] = {}
+    for rowid, _, channel, seq in _messages(conn, target):
+        n = _redact_message(conn, rowid, rewrite)
+        if n:
+            replacements += n
+            rows += 1
+            rechunk[channel] = min(seq, rechunk.get(channel, seq))
+    if target.source is not None:
+        n, rewritten = _redact_sections(conn, target.source, rewrite)
+        replacements += n
+        rows += rewritten
+    replacements += _redact_queries(conn, rewrite)
+    return RedactedRows(
+        replacements=replacements, rows=rows, rechunk=tuple(sorted(rechunk.items()))
+    )
+
+
+def drop_stale_vectors(conn: apsw.Connection) -> int:
+    """Zero and delete every vector whose row is gone or whose text changed since."""
+    spaces: list[Any] = conn.execute("SELECT id, owner, dim FROM embedding_spaces").fetchall()
+    dropped = 0
+    for space_id, owner, dim in spaces:
+        corpus = CORPORA.get(str(owner))
+        if corpus is None:
+            continue
+        table = vectors.table_name(int(space_id))
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is None:
+            continue
+        vectors.load_sqlite_vec(conn)
+        stale = [
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT v.rowid FROM {table} v WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+                f"JOIN {corpus.table} r ON r.id = e.target_rowid AND r.content_hash = "
+                "e.content_hash WHERE e.space_id = ? AND e.target_rowid = v.rowid)",
+                (int(space_id),),
+            )
+        ]
+        zero = vectors.to_blob([0.0] * int(dim))
+        for rowid in stale:
+            conn.execute(f"UPDATE {table} SET embedding = ? WHERE rowid = ?", (zero, rowid))
+            conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        conn.execute(
+            f"DELETE FROM embeddings WHERE space_id = ? AND NOT EXISTS (SELECT 1 FROM "
+            f"{corpus.table} r WHERE r.id = embeddings.target_rowid AND r.content_hash = "
+            "embeddings.content_hash)",
+            (int(space_id),),
+        )
+        dropped += len(stale)
+    return dropped
+
+
+def optimize_indexes(conn: apsw.Connection) -> int:
+    """Merge every full-text index into one segment (drops deleted terms); returns the count."""
+    for name in FTS_INDEXES:
+        conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")
+    return len(FTS_INDEXES)
+
+
+def truncate_wal(conn: apsw.Connection) -> tuple[bool, int]:
+    """``wal_checkpoint(TRUNCATE)`` until it completes (another connection reading makes it
+    busy); returns whether it did and how many attempts it took."""
+    pause = CHECKPOINT_BACKOFF_S
+    for attempt in range(1, CHECKPOINT_ATTEMPTS + 1):
+        row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if row is not None and int(row[0]) == 0:
+            return True, attempt
+        time.sleep(pause)
+        pause = min(pause * 2, CHECKPOINT_BACKOFF_MAX_S)
+    return False, CHECKPOINT_ATTEMPTS
+
+
+class SecretsMixin:
+    """:class:`~recallbox.storage.secrets.SecretStore` and ``Backup`` for ``SQLiteStore``."""
+
+    pool: ConnectionPool
+    path: str
+
+    def secure_delete(self) -> None:
+        with self.pool.reading() as conn:
+            conn.execute("PRAGMA secure_delete = ON")
+
+    def purge_rows(self, target: SecretTarget) -> ErasedRows:
+        with self.pool.transaction() as conn:
+            return purge(conn, target)
+
+    def redact_rows(self, target: SecretTarget, rewrite: TextRewrite) -> RedactedRows:
+        with self.pool.transaction() as conn:
+            return redact(conn, target, rewrite)
+
+    def finish_erasure(self) -> Erasure:
+        with self.pool.transaction() as conn:
+            dropped = drop_stale_vectors(conn)
+            optimized = optimize_indexes(conn)
+        if self.pool.is_memory:
+            return Erasure(dropped, optimized, wal_truncated=True, checkpoint_attempts=0)
+        with self.pool.reading() as conn:
+            conn.execute("VACUUM")  # no free page or free cell keeps an older copy
+            done, attempts = truncate_wal(conn)
+        return Erasure(dropped, optimized, wal_truncated=done, checkpoint_attempts=attempts)
+
+    def backup(self, destination: str) -> int:
+        if self.pool.is_memory:
+            raise InvalidArgument("an in-memory store has no file to back up")
+        target = Path(destination)
+        try:
+            fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE)
+        except FileExistsError as exc:
+            raise InvalidArgument(f"{destination!r} exists; back up to a new file") from exc
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"cannot create the backup file {destination!r} ({exc.strerror or exc}); "
+                "choose a writable location"
+            ) from exc
+        os.close(fd)
+        try:
+            with driver_errors(destination):
+                copy = apsw.Connection(destination)
+                try:
+                    with self.pool.reading() as conn, copy.backup("main", conn, "main") as job:
+                        while not job.done:
+                            job.step(BACKUP_PAGES_PER_STEP)
+                        pages = int(job.pagecount)
+                finally:
+                    copy.close()
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
+        return pages
