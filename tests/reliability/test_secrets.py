@@ -98,10 +98,19 @@ def _rowid(db: Path, sql: str, *params: object) -> int:
 
 def plant(root: Path) -> Planted:
     """A store with canaries in every place (see the module docstring) and vectors for all."""
-    kinds = (
-        "import_text import_arg note_text note_arg note_meta note_tool memory_title memory_body "
-        "doc_heading doc_body query"
-    ).split()
+    kinds = [
+        "import_text",
+        "import_arg",
+        "note_text",
+        "note_arg",
+        "note_meta",
+        "note_tool",
+        "memory_title",
+        "memory_body",
+        "doc_heading",
+        "doc_body",
+        "query",
+    ]
     p = Planted(root=root, db=root / "s.db", canaries={k: canary(k) for k in kinds})
     c = p.canaries
     transcript = root / "session-a.jsonl"
@@ -243,7 +252,7 @@ def test_redact_of_every_kind_leaves_no_byte_of_a_canary(planted: Planted) -> No
         assert tool.tool_calls[0]["arguments"] == {"cmd": ["curl", "-H", "Bearer [REDACTED]"]}
         assert "[REDACTED]" in box.memories()[0].body + box.memories()[1].body
         assert box.embed_all() >= 4  # the rewritten rows lost their vectors; re-embedded
-        assert [h.id for h in box.search("staging password", limit=3)][0] == p.note_id
+        assert next(h.id for h in box.search("staging password", limit=3)) == p.note_id
     assert p.scan() == {}
     _bystanders_intact(p)
 
@@ -314,9 +323,8 @@ def test_backup_while_writers_run_is_one_consistent_state(tmp_path: Path) -> Non
             assert restored.doctor().healthy
             count = len(restored.messages("w"))
             assert count >= 200 and (count - 200) % 20 == 0  # whole transactions only
-    with recallbox.open(db) as box:
-        with pytest.raises(InvalidArgument, match="exists"):
-            box.backup(copies[0])
+    with recallbox.open(db) as box, pytest.raises(InvalidArgument, match="exists"):
+        box.backup(copies[0])
 
 
 def _cli(db: Path, *args: str, stdin: str | None = None) -> tuple[int, str]:
