@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import apsw
@@ -25,173 +23,15 @@ import recallbox
 from recallbox.cli import cli
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.storage.sqlite import secrets as sqlite_secrets
-from reliability.harness.corpus import claude_records, sentence, write_lines
+from reliability.harness.erasure import (
+    BYSTANDER_TURNS,
+    Planted,
+    bystander_problems,
+    plant,
+    purge_everything,
+    redact_everything,
+)
 from reliability.harness.invariants import structure_problems
-
-BYSTANDER_TURNS = 40
-BYSTANDER_MESSAGES = 120
-
-
-def canary(kind: str) -> str:
-    return f"cnry{kind}{secrets.token_hex(8)}"
-
-
-@dataclass
-class Planted:
-    root: Path
-    db: Path
-    canaries: dict[str, str]
-    imported: str = ""  # the channel of the imported transcript
-    note_id: str = ""  # an appended message holding canaries
-    note_tool_id: str = ""  # the message of the tool call holding one
-    memory_key: str = ""
-    document: str = "ops/secrets.md"
-    vectors: dict[str, bytes] = field(default_factory=dict)
-
-    def scan(self) -> dict[str, list[str]]:
-        """``{canary or vector name: [files holding it]}``, for every file of the store."""
-        files = {p.name: p.read_bytes() for p in self.root.iterdir() if p.name.startswith("s.db")}
-        found: dict[str, list[str]] = {}
-        needles = {k: v.encode() for k, v in self.canaries.items()} | {
-            f"vector:{k}": v for k, v in self.vectors.items()
-        }
-        for name, needle in needles.items():
-            holders = [f for f, data in files.items() if needle in data]
-            if holders:
-                found[name] = holders
-        return found
-
-
-def _transcript(path: Path, session: str, can: dict[str, str]) -> None:
-    lines = claude_records(session, BYSTANDER_TURNS // 4)
-    rows = [json.loads(line) for line in lines]
-    rows[4]["message"]["content"] += f" my key is {can['import_text']}"
-    rows[5]["message"]["content"][0]["input"]["command"] += f" --token {can['import_arg']}"
-    write_lines(path, [json.dumps(row) for row in rows])
-
-
-def _vectors(db: Path) -> dict[int, dict[int, bytes]]:
-    """``{space id: {rowid: vector prefix}}``, read straight from the file."""
-    import sqlite_vec
-
-    conn = apsw.Connection(str(db))
-    conn.enable_load_extension(True)
-    conn.load_extension(sqlite_vec.loadable_path())
-    out: dict[int, dict[int, bytes]] = {}
-    for (space,) in conn.execute("SELECT id FROM embedding_spaces").fetchall():
-        out[space] = {
-            rowid: bytes(blob)
-            for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM vec_space_{space}")
-        }
-    conn.close()
-    return out
-
-
-def _rowid(db: Path, sql: str, *params: object) -> int:
-    conn = apsw.Connection(str(db))  # never the sqlite3 module: two SQLite libraries in one
-    try:  # process do not see each other's locks
-        (rowid,) = conn.execute(sql, params).fetchone()
-    finally:
-        conn.close()
-    return int(rowid)
-
-
-def plant(root: Path) -> Planted:
-    """A store with canaries in every place (see the module docstring) and vectors for all."""
-    kinds = [
-        "import_text",
-        "import_arg",
-        "note_text",
-        "note_arg",
-        "note_meta",
-        "note_tool",
-        "memory_title",
-        "memory_body",
-        "doc_heading",
-        "doc_body",
-        "query",
-    ]
-    p = Planted(root=root, db=root / "s.db", canaries={k: canary(k) for k in kinds})
-    c = p.canaries
-    transcript = root / "session-a.jsonl"
-    _transcript(transcript, "session-a", c)
-    with recallbox.open(p.db, embedder="hash") as box:
-        report = box.import_transcripts("claude-code", [transcript])
-        assert report.added == BYSTANDER_TURNS
-        (p.imported,) = [t.channel for t in box.threads()]
-        for i in range(BYSTANDER_MESSAGES):
-            box.append(f"bystander-{i % 4}", "user", f"bystander {i} " + sentence_of(i))
-        p.note_id = box.append(
-            "notes",
-            "user",
-            f"the staging password is {c['note_text']}",
-            metadata={"pasted": f"from vault {c['note_meta']}"},
-        ).id
-        p.note_tool_id = box.append(
-            "notes",
-            "assistant",
-            "",
-            tool_calls=[
-                {
-                    "id": "call_1",
-                    "name": "bash",
-                    "arguments": {"cmd": ["curl", "-H", f"Bearer {c['note_arg']}"]},
-                }
-            ],
-        ).id
-        box.append("notes", "tool", f"ok {c['note_tool']}", tool_call_id="call_1")
-        box.append("notes", "user", "a bystander note after the secrets")
-        p.memory_key = box.remember(
-            f"rotate the key {c['memory_body']} every month",
-            "pitfall",
-            title=f"vault {c['memory_title']}",
-        ).key
-        box.remember("bystander lesson: keep replicas warm", "guideline")
-        box.add_document(
-            f"# Ops\n\n## Vault {c['doc_heading']}\n\nThe root token is {c['doc_body']}.\n\n"
-            "## Bystander\n\nReplicas stay warm.\n",
-            p.document,
-        )
-        box.add_document("# Other\n\n## Replicas\n\nKeep replicas warm.\n", "other.md")
-        result = box.recall_context(f"rotate key {c['query']} vault", "MEMORY.md")
-        assert result.drilled == (p.memory_key,)
-        box.read_message(p.note_id)
-        assert box.embed_all() > 0
-    by_space = _vectors(p.db)
-    targets = {
-        "note": _rowid(p.db, "SELECT id FROM messages WHERE uid = ?", p.note_id),
-        "memory": _rowid(p.db, "SELECT id FROM memory_entries WHERE key = ?", p.memory_key),
-        "section": _rowid(p.db, "SELECT id FROM knowledge_sections WHERE heading LIKE 'Vault%'"),
-    }
-    owners = {"note": "message", "memory": "memory_entry", "section": "section"}
-    spaces = _spaces(p.db)
-    for name, rowid in targets.items():
-        p.vectors[name] = by_space[spaces[owners[name]]][rowid]
-    return p
-
-
-def sentence_of(i: int) -> str:
-    import random
-
-    return sentence(random.Random(i))
-
-
-def _spaces(db: Path) -> dict[str, int]:
-    conn = apsw.Connection(str(db))
-    try:
-        return {owner: sid for sid, owner in conn.execute("SELECT id, owner FROM embedding_spaces")}
-    finally:
-        conn.close()
-
-
-def _bystanders_intact(p: Planted) -> None:
-    with recallbox.open(p.db) as box:
-        for i in range(4):
-            assert len(box.messages(f"bystander-{i}")) == BYSTANDER_MESSAGES // 4
-        assert [h.id for h in box.search("bystander 17", limit=1)]
-        assert "Keep replicas warm" in box.recall_context("replicas warm", "other.md").content
-        assert box.doctor().healthy
-    assert [x for x in structure_problems(p.db) if not x.startswith("notes:")] == []
 
 
 @pytest.fixture
@@ -207,14 +47,7 @@ def planted(tmp_path: Path) -> Planted:
 def test_purge_of_every_kind_leaves_no_byte_of_a_canary(planted: Planted) -> None:
     p = planted
     with recallbox.open(p.db) as box:
-        reports = [
-            box.purge(channel=p.imported),
-            box.purge(p.note_id),
-            box.purge(p.note_tool_id),
-            box.purge(box.messages("notes")[0].id),  # the tool result
-            box.purge(key=p.memory_key),
-            box.purge(source="secrets.md"),
-        ]
+        reports = purge_everything(p, box)
         assert all(r.wal_truncated for r in reports)
         assert reports[0].threads == 1 and reports[0].chunks >= 1
         assert reports[0].messages == BYSTANDER_TURNS  # 4 records per turn
@@ -228,22 +61,14 @@ def test_purge_of_every_kind_leaves_no_byte_of_a_canary(planted: Planted) -> Non
             box.thread(p.imported)
         assert box.search_memory(p.canaries["import_text"]).count("[message_id=") == 0
     assert p.scan() == {}
-    _bystanders_intact(p)
+    assert bystander_problems(p) == []
 
 
 def test_redact_of_every_kind_leaves_no_byte_of_a_canary(planted: Planted) -> None:
     p = planted
-    c = p.canaries
     with recallbox.open(p.db, embedder="hash") as box:
-        anywhere = re.compile("cnry(import|note)_?[a-z]*[0-9a-f]{16}")
-        assert box.redact(None, anywhere, channel=p.imported) == 2  # a content, a tool input
-        assert box.redact(None, re.compile(r"cnrynote_\w+"), channel="notes") == 4
-        assert box.redact(None, c["memory_title"], key=p.memory_key) == 1
-        assert box.redact(None, c["memory_body"], key=p.memory_key) == 1
-        assert (
-            box.redact(None, re.compile(r"cnrydoc_\w+"), source="ops/secrets.md") == 3
-        )  # heading twice, body
-        assert box.redact(None, c["query"], key=p.memory_key) == 1  # the hit-log's query
+        # a content and a tool input; 4 notes; title; body; heading twice and body; a query
+        assert redact_everything(p, box) == [2, 4, 1, 1, 3, 1]
         note = box.message(p.note_id)
         assert note.content == "the staging password is [REDACTED]"
         assert note.metadata == {"pasted": "from vault [REDACTED]"}
@@ -254,7 +79,7 @@ def test_redact_of_every_kind_leaves_no_byte_of_a_canary(planted: Planted) -> No
         assert box.embed_all() >= 4  # the rewritten rows lost their vectors; re-embedded
         assert next(h.id for h in box.search("staging password", limit=3)) == p.note_id
     assert p.scan() == {}
-    _bystanders_intact(p)
+    assert bystander_problems(p) == []
 
 
 def test_a_reader_holding_the_wal_is_reported_then_a_later_purge_erases(
