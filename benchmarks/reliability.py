@@ -1,5 +1,5 @@
 """Reliability long runs (#15): concurrent writers, kill -9 per job kind, faults, hostile input,
-privacy canaries. Writes ``benchmarks/results/reliability.json``.
+privacy canaries, purge/redact byte scans. Writes ``benchmarks/results/reliability.json``.
 
 The harnesses are the CI subset's (``tests/reliability/harness/``) with larger numbers:
 
@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 
+import recallbox  # noqa: E402
 from reliability.harness import corpus  # noqa: E402
 from reliability.harness.canaries import SURFACES, plant, same_as_nothing, scan  # noqa: E402
 from reliability.harness.concurrency import (  # noqa: E402
@@ -37,10 +38,25 @@ from reliability.harness.concurrency import (  # noqa: E402
     run_concurrently,
 )
 from reliability.harness.crash import crash_series  # noqa: E402
+from reliability.harness.erasure import (  # noqa: E402
+    bystander_problems,
+    purge_everything,
+    redact_everything,
+)
+from reliability.harness.erasure import plant as plant_secrets  # noqa: E402
 from reliability.harness.jobs import WRITE_KINDS  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "reliability.json"
-SECTIONS = ("concurrency", "held_import", "crash", "faults", "hostile", "fuzz", "canaries")
+SECTIONS = (
+    "concurrency",
+    "held_import",
+    "crash",
+    "faults",
+    "hostile",
+    "fuzz",
+    "canaries",
+    "erasure",
+)
 
 
 def _commit() -> str:
@@ -224,6 +240,47 @@ def canaries(root: Path, threads: int, per_thread: int, queries: int) -> dict[st
     return out
 
 
+def erasure(root: Path, rounds: int, bystanders: int) -> dict[str, Any]:
+    """Plant secrets everywhere among ``bystanders`` messages, purge (even rounds) or redact
+    (odd rounds) them all, and byte-scan the file, its WAL and shm after each round."""
+    problems: list[str] = []
+    timings: dict[str, list[float]] = {"purge": [], "redact": []}
+    scans = traces = planted = 0
+    for n in range(rounds):
+        p = plant_secrets(root / f"round{n}", bystanders)
+        expected = set(p.canaries) | {f"vector:{k}" for k in p.vectors}
+        if set(p.scan()) != expected:
+            problems.append(f"round {n}: the scan does not see every canary before erasing")
+        planted += len(expected)
+        verb = "purge" if n % 2 == 0 else "redact"
+        with recallbox.open(p.db, embedder="hash") as box:
+            started = time.monotonic()
+            if verb == "purge":
+                if not all(r.wal_truncated for r in purge_everything(p, box)):
+                    problems.append(f"round {n}: a purge left WAL frames")
+            else:
+                redact_everything(p, box)
+            timings[verb].append((time.monotonic() - started) * 1000)
+        found = p.scan()
+        scans += 1
+        traces += len(found)
+        problems += [
+            f"round {n} ({verb}): {name} still in {where}" for name, where in found.items()
+        ]
+        problems += [f"round {n} ({verb}): {x}" for x in bystander_problems(p)]
+    return {
+        "rounds": rounds,
+        "bystander_messages": bystanders,
+        "secrets_planted": planted,
+        "byte_scans": scans,
+        "traces_found": traces,
+        "calls_per_round": 6,
+        "ms_all_purges_of_a_round": _percentiles(timings["purge"]),
+        "ms_all_redactions_of_a_round": _percentiles(timings["redact"]),
+        "problems": problems,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", choices=SECTIONS, action="append")
@@ -242,6 +299,8 @@ def main() -> int:
     parser.add_argument("--canary-threads", type=int, default=400)
     parser.add_argument("--canary-per-thread", type=int, default=100)
     parser.add_argument("--canary-queries", type=int, default=24)
+    parser.add_argument("--erasure-rounds", type=int, default=20)
+    parser.add_argument("--erasure-bystanders", type=int, default=20_000)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     sections = args.only or list(SECTIONS)
@@ -265,6 +324,8 @@ def main() -> int:
                 results[section] = hostile(args.examples)
             elif section == "fuzz":
                 results[section] = fuzz(work, args.fuzz_runs)
+            elif section == "erasure":
+                results[section] = erasure(work, args.erasure_rounds, args.erasure_bystanders)
             else:
                 results[section] = canaries(
                     work, args.canary_threads, args.canary_per_thread, args.canary_queries
