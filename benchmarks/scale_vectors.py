@@ -38,7 +38,6 @@ import apsw  # noqa: E402
 import numpy as np  # noqa: E402
 import scale_data as data  # noqa: E402
 import sqlite_vec  # noqa: E402
-from recallbox.storage.sqlite.retrieval import SEARCHABLE  # noqa: E402
 from scale import summary  # noqa: E402
 
 from recallbox.embeddings.hashing import HashingEmbedder  # noqa: E402

@@ -26,7 +26,8 @@ from recallbox import THREAD_SEARCH_MAX_CHARS
 from recallbox.config import Settings
 from recallbox.mcp_server import build_server
 
-EXPECTED_TOOLS = {"search_memory", "read_message", "remember", "recall_context"}
+#: DESIGN §8: exactly six tools, each one Box verb.
+EXPECTED_TOOLS = {"search_memory", "read_message", "recall", "recall_context", "remember", "expand"}
 WRITING_TOOLS = {"remember"}
 FILLER = "heartbeat ok; all systems nominal\n"
 
@@ -53,12 +54,23 @@ def seed(db: Path) -> dict[str, str]:
         )
         box.compact("agent:1", "Logged in to the database host.")
         secret = box.append("private:1", "user", "the vault password is hunter2-unique")
+        hidden = box.store_tool_output(FILLER * 2000 + "vault token zq-77\n", channel="private:1")
         box.quarantine("private:1")
         box.remember("Check db-7 replication lag before a failover", type="pitfall")
         box.add_document(RUNBOOK, "ops/runbook.md")
         box.add_document("## Vault\nthe vault canary hunter3-unique\n", "private/secret.md")
         box.exclude_source("secret.md")
-    return {"call": call.id, "output": out.id, "secret": secret.id}
+        stored = box.store_tool_output(
+            FILLER * 2000 + "ERROR db-7 refused the key\n" + FILLER * 2000, channel="agent:1"
+        )
+    assert stored.handle is not None and hidden.handle is not None
+    return {
+        "call": call.id,
+        "output": out.id,
+        "secret": secret.id,
+        "handle": stored.handle,
+        "hidden_handle": hidden.handle,
+    }
 
 
 RUNBOOK = (
@@ -96,8 +108,14 @@ def test_lists_exactly_the_tools_with_schemas_and_annotations(db_path: Path) -> 
         assert tool.annotations is not None and tool.annotations.read_only_hint is read_only
         assert tool.annotations.destructive_hint is False
         assert tool.output_schema is None  # text only: the cap covers the whole result
-    for name in ("search_memory", "read_message"):
-        assert "read_message" in (tools[name].description or "") or name == "read_message"
+    # each search tool names its follow-up call
+    for name, follow_up in (
+        ("search_memory", "read_message"),
+        ("recall", "read_message"),
+        ("expand", "expand"),
+        ("remember", "recall_context"),
+    ):
+        assert follow_up in (tools[name].description or ""), name
     remember = tools["remember"]
     assert remember.annotations is not None and remember.annotations.idempotent_hint is True
     assert "would it still help in another project?" in (remember.description or "")
@@ -116,6 +134,13 @@ def test_lists_exactly_the_tools_with_schemas_and_annotations(db_path: Path) -> 
     assert read["properties"]["view"]["default"] == "audit"
     assert read["properties"]["view"]["enum"] == ["audit", "model"]
     assert read["properties"]["offset"]["default"] == 0
+    recall = tools["recall"].input_schema
+    assert recall["required"] == ["query"]
+    assert recall["properties"]["budget_chars"]["default"] == 12_000
+    assert recall["properties"]["domains"]["default"] is None
+    assert "memory" in json.dumps(recall["properties"]["domains"])
+    expand = tools["expand"].input_schema
+    assert expand["required"] == ["handle"] and expand["properties"]["offset"]["default"] == 0
 
 
 def test_search_and_read_through_the_client(db_path: Path) -> None:
@@ -225,6 +250,68 @@ def test_every_recall_context_result_is_capped(
     assert payload_chars(run(go)) <= RESULT_MAX_CHARS
 
 
+def test_recall_and_expand_through_the_client(db_path: Path) -> None:
+    ids = seed(db_path)
+
+    async def go() -> tuple[Any, ...]:
+        async with Client(server_for(db_path)) as client:
+            return (
+                await client.call_tool("recall", {"query": "connected to db-7"}),
+                await client.call_tool(
+                    "recall", {"query": "db-7", "domains": ["sessions"], "budget_chars": 1_000}
+                ),
+                await client.call_tool("recall", {"query": "db-7", "budget_chars": 999}),
+                await client.call_tool("expand", {"handle": ids["handle"]}),
+                await client.call_tool(
+                    "expand", {"handle": ids["handle"], "offset": len(FILLER) * 2000 - 100}
+                ),
+                await client.call_tool("expand", {"handle": ids["hidden_handle"]}),
+                await client.call_tool("expand", {"handle": "o_0000000000000000"}),
+                await client.call_tool("recall", {"query": "hunter2-unique"}),
+                await client.call_tool("recall", {"query": "zzqq-nowhere"}),
+            )
+
+    whole, small, bad, page, later, hidden, unknown, leak, nothing = run(go)
+    text = whole.content[0].text
+    assert not whole.is_error and text.startswith(recallbox.RECALL_HEADER)
+    assert ids["output"] in text and "[bucket=sessions layer=keyword]" in text
+    assert not small.is_error and len(small.content[0].text) <= 1_000
+    assert bad.is_error and "budget_chars must be an int from 1000 to 12000" in bad.content[0].text
+    assert not page.is_error and "ERROR db-7 refused the key" not in page.content[0].text
+    assert f"expand({ids['handle']}, offset=" in page.content[0].text
+    assert "ERROR db-7 refused the key" in later.content[0].text
+    assert hidden.is_error and unknown.is_error
+    assert hidden.content[0].text == unknown.content[0].text.replace(
+        "o_0000000000000000", ids["hidden_handle"]
+    )
+    assert leak.content[0].text == nothing.content[0].text
+    for result in (whole, small, page, later):
+        assert payload_chars(result) <= THREAD_SEARCH_MAX_CHARS
+
+
+@settings(max_examples=200)
+@given(
+    tool=st.sampled_from(["recall", "expand"]),
+    text=st.text(max_size=300),
+    number=st.one_of(st.integers(-5, 20_000), st.sampled_from([0, 1_000, 12_000, 10**30])),
+)
+def test_every_recall_and_expand_result_is_capped(
+    served_box: recallbox.Box, tool: str, text: str, number: int
+) -> None:
+    """≥ 200 examples through the real client: the whole CallToolResult stays ≤ 12 000."""
+    if tool == "recall":
+        args: dict[str, Any] = {"query": text or "db-7", "budget_chars": number}
+    else:
+        handle = text or _SHARED_IDS["handle"]
+        args = {"handle": handle, "offset": number}
+
+    async def go() -> Any:
+        async with Client(build_server(box=served_box)) as client:
+            return await client.call_tool(tool, args)
+
+    assert payload_chars(run(go)) <= THREAD_SEARCH_MAX_CHARS
+
+
 QUERIES = st.one_of(
     st.text(max_size=200),
     st.sampled_from(
@@ -274,6 +361,7 @@ def shared_db(factory: pytest.TempPathFactory) -> Path:
 
 ANSWER_DRAIN_TIMEOUT_S = 120
 SEEDED_ID = "<the seeded tool output's id>"
+SEEDED_HANDLE = "<the seeded stored output's handle>"
 HUGE_CHARS = 100_000
 RESULT_MAX_CHARS = 12_000
 LOG_LINE_MAX_CHARS = 1_000
@@ -288,6 +376,8 @@ TOOL_PARAMETERS = {
     "read_message": ("message_id", "view", "offset"),
     "remember": ("text", "type", "title"),
     "recall_context": ("query", "source"),
+    "recall": ("query", "domains", "budget_chars"),
+    "expand": ("handle", "offset"),
 }
 
 
@@ -310,6 +400,9 @@ def huge_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
         "message_id": SEEDED_ID,  # replaced by a real id once the database exists
         "view": "audit",
         "offset": draw(st.sampled_from([0, 12_000, 10**30, -(10**30)])),
+        "domains": draw(st.sampled_from([None, ["sessions"], ["bogus"]])),
+        "budget_chars": draw(st.sampled_from([12_000, 1_000, 10**30])),
+        "handle": SEEDED_HANDLE,
     }
     names = TOOL_PARAMETERS[tool]
     big = draw(st.sets(st.sampled_from(names), min_size=1))
@@ -330,6 +423,8 @@ class Huge:
 def expand(value: Any) -> Any:
     if isinstance(value, Huge):
         return value.expand()
+    if value == SEEDED_HANDLE:
+        return _SHARED_IDS["handle"]
     return _SHARED_IDS["output"] if value == SEEDED_ID else value
 
 
@@ -441,11 +536,20 @@ def test_stdio_subprocess_finds_pre_compaction_output_of_an_imported_session(
                 "search_memory", {"query": tool.content[:40], "channel": channel}
             )
 
+    async def listed() -> Any:
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            found = await client.call_tool("recall", {"query": tool.content[:40]})
+            return tools, found
+
     result = run(go)
     assert not result.is_error
     text = result.content[0].text
     assert f"[message_id={tool.id} generation=1 role=tool field=content]" in text
     assert len(text) <= THREAD_SEARCH_MAX_CHARS
+    tools, recalled = run(listed)
+    assert {t.name for t in tools.tools} == EXPECTED_TOOLS
+    assert not recalled.is_error and tool.id in recalled.content[0].text
 
 
 def test_stdio_subprocess_remembers_and_recalls_context(db_path: Path) -> None:
@@ -509,11 +613,16 @@ def test_streamable_http_on_loopback(db_path: Path) -> None:
 
         async def go() -> Any:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                return await client.call_tool(
+                tools = await client.list_tools()
+                page = await client.call_tool("expand", {"handle": ids["handle"]})
+                read = await client.call_tool(
                     "read_message", {"message_id": ids["call"], "view": "model"}
                 )
+                return tools, page, read
 
-        result = run(go)
+        tools, page, result = run(go)
+        assert {t.name for t in tools.tools} == EXPECTED_TOOLS
+        assert not page.is_error and ids["handle"] in page.content[0].text
         assert not result.is_error and "ssh -i ~/.ssh/prod_key ops@db-7" in result.content[0].text
     finally:
         proc.terminate()

@@ -15,14 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
-from recallbox import THREAD_LITERAL_MAX_CHARS, THREAD_SEARCH_MAX_CHARS, bounded_thread_search
-from recallbox.domains.threads import (
-    ANSWER_HEADER,
-    HEADER,
-    KEYWORD_ANSWER_MAX_CHARS,
-    search_literal,
+from recallbox import (
+    OTHER_MEMORY_MAX_CHARS,
+    RECALL_HEADER,
+    THREAD_LITERAL_MAX_CHARS,
+    THREAD_SEARCH_MAX_CHARS,
+    bounded_thread_search,
 )
+from recallbox.domains.threads import HEADER, search_literal
 from recallbox.text.windows import SEP
+from table_dump import hit_log_rows
 
 FILLER = "filler\n"  # 7 characters: 10 000 on each side makes a ~140 000-character output
 HOST = "bastion-7.example"
@@ -133,8 +135,9 @@ def test_end_to_end_with_the_default_answerer(box: recallbox.Box) -> None:
     ids = build_compacted_thread(box, "ops:bastion")
     result = box.search_memory(HOST, channel="ops:bastion")
     assert len(result) <= THREAD_SEARCH_MAX_CHARS
-    assert CONNECTED in literal_part(result)
-    assert SEP in result and ids["output"] in result.split(SEP, 1)[1]
+    assert CONNECTED in literal_part(result) and ids["output"] in literal_part(result)
+    # Every match is in the literal part: the other-memory part has nothing new to add.
+    assert SEP not in result
     assert "x" * 801 not in result and FILLER * 200 not in result
 
 
@@ -418,11 +421,11 @@ def test_other_memory_runs_concurrently_in_both_connection_modes(
         box.append("b", "user", "walrus habitat notes")
         callers = set()
 
+        default = box.answerer
+
         def answerer(query: str, channel: str) -> str:
             callers.add(threading.current_thread().name)
-            from recallbox.domains.threads import keyword_answer
-
-            return keyword_answer(box.store, box._other_memory_hits, query, channel)
+            return default(query, channel)
 
         box.answerer = answerer
         results: list[str] = []
@@ -494,9 +497,37 @@ def test_default_answerer_ranks_through_the_retrieval_core(box: recallbox.Box) -
     secret = box.append("q", "user", "walrus quarantined").id
     box.quarantine("q")
     answer = box.answerer("walrus %%", "a")
-    assert answer.startswith(ANSWER_HEADER)
+    assert answer.startswith(RECALL_HEADER)
     assert answer.index(best) < answer.index(good)
     assert hidden not in answer and secret not in answer
-    assert len(answer) <= KEYWORD_ANSWER_MAX_CHARS
+    assert len(answer) <= OTHER_MEMORY_MAX_CHARS
     assert box.answerer("%% ", "a") == ""
     assert box.answerer("   ", "a") == ""
+
+
+def test_the_other_memory_part_never_repeats_the_literal_part(box: recallbox.Box) -> None:
+    """#17 item 6: with a channel, the messages the literal part shows are left out below."""
+    shown = [box.append("ops", "user", f"restart pg-primary-9 step {i}").id for i in range(2)]
+    elsewhere = box.append("other", "user", "pg-primary-9 was restarted last week").id
+    result = box.search_memory("pg-primary-9", "ops")
+    literal, answer = result.split(SEP)
+    assert ids_in(literal) == shown
+    assert not set(shown) & set(ids_in(answer))
+    assert elsewhere in ids_in(answer)
+    assert "score=" not in answer and "rank=1" in answer  # a rank, never a min-max score
+    assert f"follow-up=read_message({elsewhere})" in answer
+
+
+def test_nothing_but_the_literal_part_means_no_other_memory_part(box: recallbox.Box) -> None:
+    box.append("ops", "user", "only here: zebra-crossing-7")
+    assert SEP not in box.search_memory("zebra-crossing-7", "ops")
+
+
+def test_search_memory_records_literal_hit_rows(box: recallbox.Box, db_path: Path) -> None:
+    mine = box.append("ops", "user", "kestrel-4 rebooted").id
+    theirs = box.append("else", "user", "kestrel-4 again").id
+    box.search_memory("kestrel-4", "ops")
+    box.hits.flush()
+    rows = hit_log_rows(db_path)
+    assert ("sessions", "literal", mine, 0, None, "kestrel-4") in rows
+    assert ("sessions", "keyword", theirs, 0, None, "kestrel-4") in rows  # the other-memory part

@@ -29,8 +29,12 @@ from recallbox.errors import (
     RecallError,
     SchemaMismatch,
     StoreUnavailable,
+    TimedOut,
     UnsupportedFilter,
 )
+from recallbox.recall import MIN_RECALL_BUDGET_CHARS, RECALL_HEADER, RECALL_MAX_BUDGET_CHARS
+from recallbox.recall_answer import OTHER_MEMORY_MAX_CHARS
+from recallbox.recall_types import Bucket, BucketedRecall, HitStats
 from recallbox.text.normalize import normalize_text
 from recallbox.text.tokens import estimate_tokens
 from recallbox.text.windows import (
@@ -63,6 +67,7 @@ from recallbox.types import (
     Section,
     SkippedFile,
     SkippedRecord,
+    StoredOutput,
     SyncReport,
     Thread,
 )
@@ -70,35 +75,42 @@ from recallbox.types import (
 __version__ = "0.1.0"
 
 
-def open(path_or_url: str | Path, *, embedder: object = None) -> Box:
+def open(path_or_url: str | Path, *, embedder: object = None, hit_log: bool = True) -> Box:
     """Open a recallbox store: a SQLite path (created with its parent dirs) or ``":memory:"``.
 
     Use it as a context manager: ``with recallbox.open("agent.db") as box: ...``.
     ``embedder`` is ``None`` (keyword ranking only), a name (``"minilm"``, ``"multilingual"``,
-    ``"hash"``) or an object with ``model_id``, ``dim`` and ``embed()``.
+    ``"hash"``) or an object with ``model_id``, ``dim`` and ``embed()``. ``hit_log=False``
+    records nothing in the hit-log (the CLI and the MCP server read ``RECALLBOX_HIT_LOG=0``).
 
     Raises:
         DependencyMissing: ``embedder`` names a model whose extra is not installed.
         InvalidArgument: an unusable location or embedder.
     """
-    return open_box(path_or_url, embedder=embedder)
+    return open_box(path_or_url, embedder=embedder, hit_log=hit_log)
 
 
 __all__ = [
     "FULL_INJECTION_TOKENS",
     "LITERAL_COUNT_LIMIT",
     "MEMORY_TYPES",
+    "MIN_RECALL_BUDGET_CHARS",
     "MIN_TERM_CHARS",
+    "OTHER_MEMORY_MAX_CHARS",
     "OTHER_MEMORY_TIMEOUT_S",
     "RECALL_CONTEXT_HEADER",
     "RECALL_CONTEXT_MAX_SECTIONS",
     "RECALL_CONTEXT_MAX_TOKENS",
+    "RECALL_HEADER",
+    "RECALL_MAX_BUDGET_CHARS",
     "SOURCE_NOT_AVAILABLE",
     "THREAD_LITERAL_MAX_CHARS",
     "THREAD_SEARCH_MAX_CHARS",
     "WINDOW_CHARS",
     "WINDOW_LEAD_CHARS",
     "Box",
+    "Bucket",
+    "BucketedRecall",
     "DecayReport",
     "DecayTransition",
     "DependencyMissing",
@@ -106,6 +118,7 @@ __all__ = [
     "FileImportReport",
     "Generation",
     "Hit",
+    "HitStats",
     "ImportProgress",
     "ImportReport",
     "IndexHealth",
@@ -127,8 +140,10 @@ __all__ = [
     "SkippedFile",
     "SkippedRecord",
     "StoreUnavailable",
+    "StoredOutput",
     "SyncReport",
     "Thread",
+    "TimedOut",
     "UnsupportedFilter",
     "__version__",
     "bounded_thread_search",

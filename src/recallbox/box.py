@@ -22,16 +22,22 @@ from types import TracebackType
 from typing import Any, cast
 
 from recallbox.box_curated import CuratedVerbs
+from recallbox.box_recall import RecallVerbs
 from recallbox.box_secrets import SecretVerbs
 from recallbox.domains import history, reading
 from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.other_memory import AnswerPool, search_memory
 from recallbox.domains.privacy import file_identity, normalize_source_path
-from recallbox.domains.threads import Answerer, keyword_answer
+from recallbox.domains.threads import Answerer
 from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_all
 from recallbox.embeddings import Embedder, resolve_embedder
 from recallbox.errors import InvalidArgument, NotFound
+from recallbox.hitlog import LAYER_LITERAL, HitRecorder
+from recallbox.injection import TimeBox
+from recallbox.recall import RecallPool, record_recall
+from recallbox.recall_answer import RecallAnswerer
+from recallbox.search import record_search
 from recallbox.search import search as run_search
 from recallbox.storage import open_store
 from recallbox.storage.base import Store, SyncStore, require
@@ -60,12 +66,14 @@ def _resolve_location(path_or_url: str | Path) -> str:
     return str(Path(path_or_url).expanduser())
 
 
-class Box(CuratedVerbs, SecretVerbs):
+class Box(CuratedVerbs, RecallVerbs, SecretVerbs):
     """The recallbox API over one store. Use :func:`recallbox.open` to make one.
 
     A Box may be used from several threads (one connection per thread); it is not fork-safe.
     The knowledge and memory verbs (``add_document``, ``remember``, ``recall_context``, …) are
-    :class:`~recallbox.box_curated.CuratedVerbs`'.
+    :class:`~recallbox.box_curated.CuratedVerbs`'; ``recall``, ``expand`` and the hit-log's are
+    :class:`~recallbox.box_recall.RecallVerbs`'. ``hit_log=False`` records nothing in the
+    hit-log (DESIGN §5).
     """
 
     def __init__(
@@ -75,20 +83,28 @@ class Box(CuratedVerbs, SecretVerbs):
         location: str,
         embedder: Embedder | None = None,
         answerer: Answerer | None = None,
+        hit_log: bool = True,
     ) -> None:
         self.store = store
         self.location = location
         self.embedder = embedder
+        self.hits = HitRecorder(store, enabled=hit_log)
+        self._recalls = RecallPool()
+        self._timebox = TimeBox()
         # The other-memory part of search_memory: (query, channel) -> text. Swap it freely.
-        self.answerer: Answerer = answerer or partial(
-            keyword_answer, store, self._other_memory_hits
+        self.answerer: Answerer = answerer or RecallAnswerer(
+            self._recall, partial(record_recall, self.hits)
         )
         self._answers = AnswerPool()
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the store (after giving a running other-memory search its timeout to end)."""
+        """Close the store (after giving a running other-memory search its timeout to end and
+        writing the hit-log rows still buffered)."""
         self._answers.close()
+        self._recalls.close()
+        self._timebox.close()
+        self.hits.close()
         self.store.close()
 
     def __enter__(self) -> Box:
@@ -313,7 +329,7 @@ class Box(CuratedVerbs, SecretVerbs):
             SchemaMismatch: stored vectors belong to another model than the embedder
                 (re-embed with ``recallbox embed --rebuild``).
         """
-        return run_search(
+        hits = run_search(
             self.store,
             self.embedder,
             query,
@@ -324,11 +340,7 @@ class Box(CuratedVerbs, SecretVerbs):
             scope=scope,
             excluded=excluded,
         )
-
-    def _record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        """Append a drill to the hit-log (DESIGN §4.2): the verbs that open a recalled id call
-        this, so ``embed_all(lazy=True)`` embeds it."""
-        self.store.record_drill(target_id, domain=domain)
+        return record_search(self.hits, query, domain, hits)
 
     def embed_all(
         self,
@@ -373,7 +385,11 @@ class Box(CuratedVerbs, SecretVerbs):
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
-        return search_memory(self.store, self._answers, self.answerer, query, channel)
+        found = search_memory(self.store, self._answers, self.answerer, query, channel)
+        self.hits.hits(
+            query, domain=reading.READ_DOMAIN, layer=LAYER_LITERAL, target_ids=found.literal_ids
+        )
+        return found.text
 
     def read_message(self, message_id: str, view: str = "audit", offset: int = 0) -> str:
         """The full message as text, paged under 12 000 characters (DESIGN §3.3).
@@ -386,7 +402,9 @@ class Box(CuratedVerbs, SecretVerbs):
             InvalidArgument: unknown view, or an offset that is negative or past the end.
             NotFound: unknown id, or an id of a quarantined thread (the same error).
         """
-        return reading.read_message(self.store, message_id, view, offset)
+        page = reading.message_page(self.store, message_id, view, offset)
+        self.hits.drill(str(message_id), verb="read_message", domain=reading.READ_DOMAIN)
+        return reading.format_page(page, str(message_id))
 
     def message_page(self, message_id: str, view: str = "audit", offset: int = 0) -> Page:
         """:meth:`read_message` as a :class:`Page` (text, offset, next_offset, total_chars).
@@ -395,14 +413,12 @@ class Box(CuratedVerbs, SecretVerbs):
             InvalidArgument: unknown view, or an offset that is negative or past the end.
             NotFound: unknown id, or an id of a quarantined thread (the same error).
         """
-        return reading.message_page(self.store, message_id, view, offset)
-
-    def _other_memory_hits(self, query: str, limit: int) -> list[Hit]:
-        """The default answerer's ranking: sessions, keyword leg only (DESIGN §3.2)."""
-        return self.search(query, domain="sessions", limit=limit, allow_embed=False)
+        page = reading.message_page(self.store, message_id, view, offset)
+        self.hits.drill(str(message_id), verb="message_page", domain=reading.READ_DOMAIN)
+        return page
 
 
-def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
+def open_box(path_or_url: str | Path, *, embedder: object = None, hit_log: bool = True) -> Box:
     """Open (creating when missing) the store at ``path_or_url`` and return a :class:`Box`.
 
     Raises:
@@ -413,4 +429,4 @@ def open_box(path_or_url: str | Path, *, embedder: object = None) -> Box:
     """
     location = _resolve_location(path_or_url)
     resolved = resolve_embedder(cast("str | Embedder | None", embedder))
-    return Box(open_store(location), location=location, embedder=resolved)
+    return Box(open_store(location), location=location, embedder=resolved, hit_log=hit_log)

@@ -11,15 +11,20 @@ import os
 import re
 
 from recallbox.domains import secrets
+from recallbox.hitlog import HitRecorder
 from recallbox.storage.base import Store, require
 from recallbox.storage.secrets import Backup
 from recallbox.types import PurgeReport
+
+HIT_FLUSH_WAIT_S = 30.0
+"""How long a purge or redaction waits to write the buffered hit-log rows first."""
 
 
 class SecretVerbs:
     """Purge, redact and backup (part of :class:`recallbox.Box`)."""
 
     store: Store
+    hits: HitRecorder
 
     def redact(
         self,
@@ -38,7 +43,8 @@ class SecretVerbs:
         original, tool-call argument leaves and raw argument text, metadata string values,
         and the transcript chunks holding it; the memory entry ``key`` (title, body); the
         sections of the knowledge documents ``source`` (matched as :meth:`exclude_source`
-        matches); and the query text of every hit-log row. Rewritten rows lose their vectors
+        matches); the stored tool output ``handle`` (and those of ``channel``); and the query
+        text of every hit-log row. Rewritten rows lose their vectors
         (the lazy pass re-embeds them); the old text is erased from the file and its WAL.
 
         Raises:
@@ -48,6 +54,7 @@ class SecretVerbs:
         target = secrets.check_target(
             message_id, channel=channel, handle=handle, key=key, source=source
         )
+        self.hits.flush(wait_s=HIT_FLUSH_WAIT_S)  # buffered hit-log rows are erased too
         return secrets.redact(self.store, target, pattern)
 
     def purge(
@@ -61,7 +68,8 @@ class SecretVerbs:
     ) -> PurgeReport:
         """Delete for good: the message ``message_id``, the thread ``channel`` (every
         generation, its chunks and import ledger), the memory entry ``key``, the sections of
-        the knowledge documents ``source``; with their keyword-index entries, vectors and the
+        the knowledge documents ``source``, the stored tool output ``handle`` (a thread's go
+        with it); with their keyword-index entries, vectors and the
         hit-log rows that target them (blanking the query of the same recall events).
 
         A byte scan of the database file and its WAL finds no trace afterwards, unless
@@ -76,6 +84,7 @@ class SecretVerbs:
         target = secrets.check_target(
             message_id, channel=channel, handle=handle, key=key, source=source
         )
+        self.hits.flush(wait_s=HIT_FLUSH_WAIT_S)  # buffered hit-log rows are erased too
         return secrets.purge(self.store, target)
 
     def backup(self, path: str | os.PathLike[str]) -> int:
@@ -86,4 +95,5 @@ class SecretVerbs:
             InvalidArgument: ``path`` exists, or the store is in memory.
             StoreUnavailable: the backend cannot back up, or ``path`` cannot be created.
         """
-        return require(self.store, Backup).backup(os.fspath(path))
+        store: Backup = require(self.store, Backup)
+        return store.backup(os.fspath(path))

@@ -45,3 +45,11 @@ MCP_HTTP_PORT = 8766
 """``recallbox mcp --http`` listens here by default (the web inspector has 8765)."""
 ENV_MCP_TOKEN = "RECALLBOX_MCP_TOKEN"
 """The bearer token of ``recallbox mcp --http`` (required for a non-loopback ``--host``)."""
+ENV_HIT_LOG = "RECALLBOX_HIT_LOG"
+"""``0`` (or ``false``, ``no``, ``off``) turns the hit-log off in the CLI, MCP server and hooks."""
+HIT_LOG_OFF_VALUES = frozenset({"0", "false", "no", "off"})
+
+
+def hit_log_enabled() -> bool:
+    """False when ``RECALLBOX_HIT_LOG`` turns the hit-log off (entrypoints pass it to ``open``)."""
+    return os.environ.get(ENV_HIT_LOG, "").strip().lower() not in HIT_LOG_OFF_VALUES

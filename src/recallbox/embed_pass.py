@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from recallbox.domains.registry import vector_owners
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument
+from recallbox.hitlog import CONSUMER_EMBED as EMBED_CONSUMER
 from recallbox.search import message_space
-from recallbox.storage.base import EmbeddingSpace, EmbedTarget, VectorIndex, require
+from recallbox.storage.base import EmbeddingSpace, EmbedTarget, HitLog, VectorIndex, require
 
 #: Messages per embedder call and per write transaction.
 EMBED_BATCH_SIZE = 64
@@ -165,7 +166,10 @@ def embed_all(
     embedder = _require_embedder(embedder)
     _check_batch_size(batch_size)
     vectors = require(store, VectorIndex)
-    return sum(
+    log = require(store, HitLog)
+    # The drills up to here are consumed once the pass ends: hit-log rotation may drop them.
+    mark = log.hit_high_water()
+    written = sum(
         embed_corpus(
             vectors,
             embedder,
@@ -177,3 +181,5 @@ def embed_all(
         )
         for owner in vector_owners()
     )
+    log.advance_hit_watermark(EMBED_CONSUMER, mark)
+    return written

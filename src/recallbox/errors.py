@@ -39,6 +39,10 @@ class UnsupportedFilter(RecallError):
     """A backend cannot apply a requested filter (it never drops it silently)."""
 
 
+class TimedOut(RecallError, TimeoutError):
+    """A read ran past its deadline and the store stopped it (a recall domain's time limit)."""
+
+
 __all__ = [
     "DependencyMissing",
     "InvalidArgument",
@@ -47,5 +51,6 @@ __all__ = [
     "RecallError",
     "SchemaMismatch",
     "StoreUnavailable",
+    "TimedOut",
     "UnsupportedFilter",
 ]

@@ -6,10 +6,12 @@ Claude Code runs a hook command with a JSON payload on stdin (``hook_event_name`
 * on every event with a transcript (``PreCompact``, ``SessionEnd``, ``SessionStart``, ``Stop``)
   imports the transcript incrementally, so the pre-compaction generation is stored verbatim
   before Claude Code replaces it with a summary;
-* on ``SessionStart`` with source ``compact`` also prints, for the model, the thread's channel
-  (``claude-code:<session id>``), the resource directory of the generation that was just closed,
-  and the line saying how to recover any of it with ``search_memory`` — within Claude Code's
-  limit on hook output that reaches the context.
+* on ``SessionStart`` with source ``resume`` or ``compact`` also prints, for the model, the
+  session start of DESIGN §7.1 within :data:`HOOK_OUTPUT_MAX_CHARS` (Claude Code's limit on hook
+  output that reaches the context): the thread's resume context first (a checkpoint naming the
+  channel ``claude-code:<session id>``, recent conclusions, key tool actions, the last turns —
+  built from the stored messages through one gated read), then the memory injection in the
+  room left.
 
 A hook never blocks the agent: failures (a missing ``transcript_path`` included) are reported on
 stderr and the command exits 0.
@@ -17,18 +19,36 @@ stderr and the command exits 0.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from recallbox.box import Box
-from recallbox.domains.resources import extract_resources, instruction_line, render_directory
+from recallbox.errors import RecallError
+from recallbox.injection import (
+    HOOK_OUTPUT_MAX_CHARS,
+    assemble_session_start,
+    memory_budget_tokens,
+    resume_budget_chars,
+)
+from recallbox.injection_resume import resume_is_empty
 
 CLAUDE_CODE_FORMAT = "claude-code"
-# Claude Code keeps at most 10 000 characters of hook output in the context; stay under it.
-HOOK_OUTPUT_MAX_CHARS = 9_000
-COMPACT_SOURCE = "compact"
-TRUNCATION_MARK = "\n…truncated"
+#: The ``SessionStart`` sources that print the session start (a fresh ``startup`` does not).
+SESSION_START_SOURCES = frozenset({"resume", "compact"})
+#: The model's context window the resume budget is scaled from (Claude Code's default).
+CONTEXT_WINDOW_TOKENS = 200_000
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "HOOK_OUTPUT_MAX_CHARS",
+    "HookResult",
+    "claude_code_channel",
+    "handle_claude_code_hook",
+    "memory_injection_text",
+    "session_start_text",
+]
 
 
 def claude_code_channel(session_id: str) -> str:
@@ -36,22 +56,30 @@ def claude_code_channel(session_id: str) -> str:
     return f"{CLAUDE_CODE_FORMAT}:{session_id}"
 
 
-def resume_notice(box: Box, channel: str) -> str:
-    """What the model reads after a compaction: where its old history is and how to get it."""
-    thread = box.store.get_thread(channel)
-    if thread is None or not box.store.thread_allowed(channel):
+def memory_injection_text(box: Box, budget_tokens: int) -> str:
+    """``box.memory_injection(budget_tokens=…)``, or ``""`` when this version has no memory
+    injection yet (#10) or it cannot give one within ``budget_tokens``."""
+    verb = getattr(box, "memory_injection", None)
+    if verb is None or budget_tokens <= 0:
         return ""
-    closed = thread.generation_count - 1 if thread.generation_count >= 2 else 1
-    directory = render_directory(
-        extract_resources(box.store.iter_messages(channel, closed)), closed
-    )
-    text = (
-        f"recallbox: the history of this session before the compaction is stored verbatim in "
-        f"thread {channel} (generation {closed}).\n\n{directory}\n\n{instruction_line(channel)}"
-    )
-    if len(text) > HOOK_OUTPUT_MAX_CHARS:
-        text = text[: HOOK_OUTPUT_MAX_CHARS - len(TRUNCATION_MARK)] + TRUNCATION_MARK
-    return text
+    try:
+        text = verb(budget_tokens=budget_tokens)
+    except RecallError:  # e.g. a budget too small for the manifest: the resume context stands
+        logger.debug("memory injection skipped", exc_info=True)
+        return ""
+    return text if isinstance(text, str) else ""
+
+
+def session_start_text(box: Box, channel: str) -> str:
+    """The resume context of ``channel``, then the memory injection in the room left, within
+    :data:`HOOK_OUTPUT_MAX_CHARS` (DESIGN §7.1). A thread with nothing a model may read —
+    unknown, denied or empty alike — adds no resume context."""
+    budget = min(resume_budget_chars(CONTEXT_WINDOW_TOKENS), HOOK_OUTPUT_MAX_CHARS)
+    resume = box.resume_context(channel, CONTEXT_WINDOW_TOKENS, budget)
+    if resume_is_empty(resume):
+        resume = ""
+    memory = memory_injection_text(box, memory_budget_tokens(resume))
+    return assemble_session_start(resume, memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +107,9 @@ def handle_claude_code_hook(box: Box, payload: Mapping[str, Any]) -> HookResult:
     output = ""
     if (
         payload.get("hook_event_name") == "SessionStart"
-        and payload.get("source") == COMPACT_SOURCE
+        and payload.get("source") in SESSION_START_SOURCES
         and isinstance(session_id, str)
         and session_id
     ):
-        output = resume_notice(box, claude_code_channel(session_id))
+        output = session_start_text(box, claude_code_channel(session_id))
     return HookResult(output, tuple(notes))

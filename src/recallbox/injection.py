@@ -1,7 +1,6 @@
 """Injection moments: the session-start assembly and the first-message recall (DESIGN §7).
 
-The pure builders; reading the thread, the privacy gate and the once-per-generation record are
-the Box's (phase 2). Everything here is deterministic, offline and bounded:
+Everything here is deterministic, offline and bounded:
 
 * :func:`build_resume_context` — a resume context from a thread's stored messages
   (:mod:`recallbox.injection_resume`);
@@ -11,18 +10,27 @@ the Box's (phase 2). Everything here is deterministic, offline and bounded:
 * :class:`TimeBox` — runs the recall with a deadline; a late result is dropped, and the caller
   never waits longer than the deadline;
 * :func:`assemble_session_start` — the Claude Code ``SessionStart`` output: the resume context
-  first, then the memory injection in the room left, within :data:`HOOK_OUTPUT_MAX_CHARS`.
+  first, then the memory injection in the room left, within :data:`HOOK_OUTPUT_MAX_CHARS`;
+* :func:`resume_context` and :func:`first_message_recall` — the two verbs, over a store: the
+  thread is read through one gated read (``readable_history``), so an unknown and a denied
+  channel give the same minimal checkpoint; the first-message recall runs once per generation
+  (a hit-log row, seen by every process), inside a :class:`TimeBox` whose deadline also stops
+  the recall's reads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from recallbox.domains.message_view import clip
+from recallbox.errors import InvalidArgument
+from recallbox.hitlog import FIRST_MESSAGE_DOMAIN, HitRecorder
 from recallbox.injection_resume import (
     RESUME_CONTEXT_SHARE,
     RESUME_HEADER,
@@ -30,9 +38,13 @@ from recallbox.injection_resume import (
     build_resume_context,
     resume_budget_chars,
 )
+from recallbox.recall_types import BucketedRecall
+from recallbox.storage.base import Deadline
 from recallbox.text.keywords import FIRST_MESSAGE_MAX_KEYWORDS, first_message_keywords
+from recallbox.text.normalize import normalize_text
 from recallbox.text.render import CAP_MARK
 from recallbox.text.tokens import NON_CJK_CHARS_PER_TOKEN, estimate_tokens
+from recallbox.types import Generation, Message
 
 __all__ = [
     "FIRST_MESSAGE_MAX_KEYWORDS",
@@ -47,9 +59,11 @@ __all__ = [
     "build_resume_context",
     "first_message_keywords",
     "first_message_query",
+    "first_message_recall",
     "fit_tokens",
     "memory_budget_tokens",
     "resume_budget_chars",
+    "resume_context",
 ]
 
 T = TypeVar("T")
@@ -64,6 +78,12 @@ FIRST_MESSAGE_TIMEOUT_S = 0.15
 FIRST_MESSAGE_MAX_TOKENS = 8_000
 #: Workers of a :class:`TimeBox`: a late call keeps one busy until it ends (or is interrupted).
 TIMEBOX_WORKERS = 2
+#: The recall budget of a first-message recall: ``max_tokens`` as characters, within the cap.
+FIRST_MESSAGE_MIN_BUDGET_CHARS = 1_000
+FIRST_MESSAGE_MAX_BUDGET_CHARS = 12_000
+FIRST_MESSAGE_MAX_TIMEOUT_S = 60.0
+LAYER_NONE = "none"
+logger = logging.getLogger(__name__)
 
 
 def first_message_query(message: object) -> str:
@@ -189,3 +209,109 @@ def _discard(future: Future[Any]) -> None:
     """Retrieve a late result or exception so it is dropped without a trace."""
     if not future.cancelled():
         future.exception()
+
+
+class InjectionStore(Protocol):
+    """What the two verbs read of a store."""
+
+    def readable_history(self, channel: str) -> list[Message]: ...
+
+    def thread_allowed(self, channel: str) -> bool: ...
+
+    def current_generation(self, channel: str) -> Generation: ...
+
+    def hit_recorded(self, domain: str, target_id: str) -> bool: ...
+
+
+def resume_context(
+    store: InjectionStore,
+    channel: object,
+    context_window: int = 200_000,
+    budget_chars: int | None = None,
+) -> str:
+    """The resume context of ``channel`` from its stored messages (DESIGN §7.1).
+
+    One gated read: an unknown and a denied channel both give the minimal checkpoint. Never
+    raises (a read that fails gives the minimal checkpoint too, logged).
+    """
+    name = normalize_text(channel) if isinstance(channel, str) else str(channel)
+    messages: list[Message] = []
+    try:
+        if name.strip():
+            messages = store.readable_history(name)
+    except Exception:  # deterministic and never raising: the hook must not break the agent
+        logger.warning("resume_context: could not read thread %.80r", name, exc_info=True)
+    return build_resume_context(
+        messages, channel=name, context_window=context_window, budget_chars=budget_chars
+    )
+
+
+def _seconds(timeout_s: object) -> float:
+    if (
+        isinstance(timeout_s, bool)
+        or not isinstance(timeout_s, int | float)
+        or not 0 < timeout_s <= FIRST_MESSAGE_MAX_TIMEOUT_S
+    ):
+        raise InvalidArgument(
+            f"timeout_s must be a number of seconds in (0, {FIRST_MESSAGE_MAX_TIMEOUT_S:g}], "
+            f"got {clip(timeout_s)}"
+        )
+    return float(timeout_s)
+
+
+def _tokens(max_tokens: object) -> int:
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InvalidArgument(f"max_tokens must be a positive int, got {clip(max_tokens)}")
+    return max_tokens
+
+
+def first_message_budget(max_tokens: int) -> int:
+    """The recall budget for ``max_tokens`` (characters, within the recall's limits)."""
+    chars = max_tokens * NON_CJK_CHARS_PER_TOKEN
+    return max(FIRST_MESSAGE_MIN_BUDGET_CHARS, min(FIRST_MESSAGE_MAX_BUDGET_CHARS, chars))
+
+
+RecallRun = Callable[[str, int, float, Deadline], BucketedRecall]
+"""``(query, budget_chars, timeout_s, cancel) -> result``: the recall, not recording hits."""
+
+
+def first_message_recall(
+    store: InjectionStore,
+    recorder: HitRecorder,
+    timebox: TimeBox,
+    run: RecallRun,
+    channel: object,
+    message: object,
+    timeout_s: object = FIRST_MESSAGE_TIMEOUT_S,
+    max_tokens: object = FIRST_MESSAGE_MAX_TOKENS,
+) -> BucketedRecall | None:
+    """The first-message recall of ``channel`` (DESIGN §7.2): its result, or ``None`` when it
+    is not run (unknown or denied channel, already run for this generation, no keywords) or
+    came too late (dropped). The caller waits at most ``timeout_s``.
+
+    The generation's hit-log row is recorded before the recall runs, so a second call — from
+    this process or (once the row is written) another — gets ``None``.
+
+    Raises:
+        InvalidArgument: a bad ``timeout_s`` or ``max_tokens``.
+    """
+    seconds, tokens = _seconds(timeout_s), _tokens(max_tokens)
+    if not isinstance(channel, str) or not channel.strip():
+        return None
+    name = normalize_text(channel)
+    if not store.thread_allowed(name):
+        return None
+    generation = store.current_generation(name).id
+    if recorder.pending(FIRST_MESSAGE_DOMAIN, generation) or store.hit_recorded(
+        FIRST_MESSAGE_DOMAIN, generation
+    ):
+        return None
+    query = first_message_query(message)
+    recorder.hits(query, domain=FIRST_MESSAGE_DOMAIN, layer=LAYER_NONE, target_ids=[generation])
+    if not query:
+        return None
+    cancel = Deadline(seconds)
+    budget = first_message_budget(tokens)
+    return timebox.run(
+        lambda: run(query, budget, seconds, cancel), seconds, on_timeout=cancel.cancel
+    )

@@ -68,6 +68,9 @@ READ_MORE = (
     "Read any message in full with read_message(message_id); search this thread with "
     "search_memory(channel, query)."
 )
+#: The checkpoint's line for a thread with nothing to show (unknown, denied or empty alike).
+NO_MESSAGES = "no stored messages a model can read"
+NO_READABLE = "no readable messages"
 ARGUMENT_KEYS = ("command", "cmd", "file_path", "path", "file", "url", "pattern", "query")
 EXCLUDED_KINDS = frozenset({"machine_event"})
 SUMMARY_KIND = "compaction_summary"
@@ -215,7 +218,7 @@ def _checkpoint(channel: str, messages: list[Message], results: Mapping[str, Mes
         f"[checkpoint channel={json.dumps(one_line(channel, CHANNEL_MAX_CHARS), ensure_ascii=False)}]"
     ]
     if not messages:
-        lines.append("no stored messages a model can read")
+        lines.append(NO_MESSAGES)
         lines.append(READ_MORE)
         return "\n".join(lines)
     users = [m for m in messages if m.role == "user"]
@@ -348,9 +351,7 @@ def _minimal(channel: object, budget: int) -> str:
         name = json.dumps(one_line(str(channel), CHANNEL_MAX_CHARS), ensure_ascii=False)
     except Exception:
         name = '"?"'
-    return cap(
-        f"{RESUME_HEADER}\n[checkpoint channel={name}]\nno readable messages\n{READ_MORE}", budget
-    )
+    return cap(f"{RESUME_HEADER}\n[checkpoint channel={name}]\n{NO_READABLE}\n{READ_MORE}", budget)
 
 
 def build_resume_context(
@@ -386,3 +387,10 @@ def build_resume_context(
         return cap(_fit(first, _sections(visible, summary), budget), budget)
     except Exception:
         return _minimal(channel, budget)
+
+
+def resume_is_empty(text: str) -> bool:
+    """True when ``text`` (a resume context) holds no message: the checkpoint's first line
+    (always the builder's own, third line of the text) says there is none."""
+    lines = text.split("\n", 3)
+    return len(lines) > 2 and lines[2] in (NO_MESSAGES, NO_READABLE)

@@ -18,6 +18,7 @@ from recallbox.domains.privacy import call_exclusions
 from recallbox.domains.registry import AVAILABLE_DOMAINS, DOMAINS, get_domain
 from recallbox.embeddings import Embedder, safe_embed
 from recallbox.errors import InvalidArgument, SchemaMismatch
+from recallbox.hitlog import HitRecorder, new_event
 from recallbox.storage.base import EmbeddingSpace, SearchFilter, Store, VectorIndex
 from recallbox.text.fts_query import build_fts_query
 from recallbox.text.normalize import normalize_text
@@ -157,6 +158,21 @@ def search(
     return found.search(ctx, build_fts_query(text), limit=limit)
 
 
+def record_search(recorder: HitRecorder, query: str, domain: str, hits: list[Hit]) -> list[Hit]:
+    """Record one hit row per returned hit (layer ``hybrid`` when a vector leg scored one, else
+    ``keyword``); returns ``hits``."""
+    if hits:
+        layer = "hybrid" if any(h.vector is not None for h in hits) else "keyword"
+        recorder.hits(
+            normalize_text(query).strip(),
+            domain=domain,
+            layer=layer,
+            target_ids=[h.id for h in hits],
+            event=new_event(),
+        )
+    return hits
+
+
 __all__ = [
     "AVAILABLE_DOMAINS",
     "DEFAULT_SEARCH_LIMIT",
@@ -169,6 +185,7 @@ __all__ = [
     "embed_query",
     "message_space",
     "query_vector",
+    "record_search",
     "search",
     "search_filter",
 ]

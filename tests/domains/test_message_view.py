@@ -10,14 +10,28 @@ from hypothesis import strategies as st
 
 import recallbox
 from recallbox import THREAD_SEARCH_MAX_CHARS, InvalidArgument, NotFound, Page
-from recallbox.domains.message_view import clip, format_page
+from recallbox.domains.message_view import MESSAGE_HEADER, clip, format_page
 from recallbox.text.normalize import escape_for_audit
+from recallbox.text.render import ESCAPED_PREFIXES, LINE_BREAKS, escape_stored
 
 
 def pages(box: recallbox.Box, message_id: str, view: str = "audit") -> list[Page]:
     out = [box.message_page(message_id, view=view)]
     while out[-1].next_offset is not None:
         out.append(box.message_page(message_id, view=view, offset=out[-1].next_offset))
+    return out
+
+
+def bodies(found: list[Page]) -> list[str]:
+    """Each page without MESSAGE_HEADER and the escape of a mid-line start (not counted)."""
+    out: list[str] = []
+    for page in found:
+        assert page.text.startswith(MESSAGE_HEADER + "\n")
+        body = page.text[len(MESSAGE_HEADER) + 1 :]
+        if out and out[-1] and out[-1][-1] not in LINE_BREAKS and body.startswith("\\"):
+            assert body[1:].startswith(ESCAPED_PREFIXES)
+            body = body[1:]
+        out.append(body)
     return out
 
 
@@ -28,12 +42,14 @@ def test_pages_tile_the_full_text_and_format_as_read_message(text: str, view: st
         message = box.append("t", "tool", text)
         found = pages(box, message.id, view)
         total = found[0].total_chars
-        full = "".join(p.text for p in found)
+        parts = bodies(found)
+        full = "".join(parts)
         assert len(full) == total
-        tail = escape_for_audit(text) if view == "audit" else recallbox.normalize_text(text)
+        stored = escape_stored(text if view == "audit" else recallbox.normalize_text(text))
+        tail = escape_for_audit(stored) if view == "audit" else stored
         assert full.endswith(tail)
-        for before, after in itertools.pairwise(found):
-            assert before.next_offset == after.offset == before.offset + len(before.text)
+        for (before, after), body in zip(itertools.pairwise(found), parts, strict=False):
+            assert before.next_offset == after.offset == before.offset + len(body)
         for page in found:
             formatted = format_page(page, message.id)
             assert formatted == box.read_message(message.id, view=view, offset=page.offset)
@@ -44,7 +60,7 @@ def test_pages_tile_the_full_text_and_format_as_read_message(text: str, view: st
 def test_a_long_message_in_three_pages(box: recallbox.Box) -> None:
     message = box.append("ops", "tool", "y" * 30_000)
     first, second, third = pages(box, message.id)
-    assert first.offset == 0 and first.next_offset == len(first.text) == second.offset
+    assert first.offset == 0 and first.next_offset == len(bodies([first])[0]) == second.offset
     assert format_page(first, message.id).endswith(
         f"\nContinue with read_message({message.id}, offset={first.next_offset})."
     )

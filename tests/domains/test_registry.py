@@ -27,6 +27,7 @@ from recallbox.storage.base import (
     require,
 )
 from recallbox.text.fts_query import build_fts_query
+from recallbox.text.render import unescape_stored
 from recallbox.types import Hit
 
 
@@ -86,8 +87,13 @@ def test_the_transcripts_bucket_names_chunk_source_lines_and_best_message() -> N
         for i in range(1, 6)
     ]
     text = render_transcripts_bucket(hits, 5_000)
-    assert text.startswith("[chunk_id=claude-code:s@1 source=s.jsonl:1-4 best_message_id=m_1]\n")
-    assert all(len(item.split("\n", 1)[1]) <= 800 for item in text.split("\n\n")[:1])
+    assert text.startswith(
+        "[chunk_id=claude-code:s@1 source=s.jsonl:1-4 rank=1 follow-up=read_message(m_1)]\n"
+        "\\[user] chunk 1 "  # stored text is escaped (DESIGN §3.5)
+    )
+    assert all(
+        len(unescape_stored(item.split("\n", 1)[1])) <= 800 for item in text.split("\n\n")[:1]
+    )
     small = render_transcripts_bucket(hits, 1_200)
     assert len(small) <= 1_200 and small.endswith(
         "more hit(s) not shown; narrow the query to see them."

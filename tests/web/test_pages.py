@@ -18,6 +18,7 @@ from tests.web.fixture_store import (
 )
 
 import recallbox
+from recallbox.domains.message_view import MESSAGE_HEADER
 from recallbox.web.adapters import threads_by_activity
 from recallbox.web.app import build_app
 from recallbox.web.pages import MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, split_summary
@@ -133,9 +134,11 @@ def test_message_text_pages_reach_the_last_character(client: TestClient, fixture
         offset = int(found.group(1)) if found else None
     assert len(seen) == 5  # 50 000 characters of output and the header, under 12 000 a page
     assert seen[-1][1].endswith(LONG_END)  # the audit text ends with the content
+    # every page starts with the message header (DESIGN §3.3), which offsets do not count;
     # consecutive pages join without a gap or an overlap
+    assert all(text.startswith(MESSAGE_HEADER + "\n") for _, text in seen)
     for (start, text), (following, _) in pairwise(seen):
-        assert start + len(text) == following
+        assert start + len(text) - len(MESSAGE_HEADER) - 1 == following
     # "previous" from the last page lands on the page before it
     html = client.get(message_url(fixture.long_output_id, offset=seen[-1][0])).text
     assert f'offset={seen[-2][0]}"' in html

@@ -21,6 +21,7 @@ from recallbox.cli.commands import (
     maintenance,
     memory,
     policy,
+    recall,
     search,
     secrets,
     threads,
@@ -94,7 +95,7 @@ def cli() -> None:
     """
 
 
-for _module in (threads, policy, imports, search, agents, maintenance, memory, knowledge):
+for _module in (threads, policy, imports, search, agents, maintenance, memory, knowledge, recall):
     _module.register(cli)
 for _module in (secrets,):
     _module.register(cli)

@@ -305,14 +305,16 @@ def open_box(
     """Open the Box for this command's database, as :data:`DATABASE_USE` allows.
 
     ``key`` names the table entry when it is not the command path (``"migrate --to"``). A
-    database this call creates is logged on stderr.
+    database this call creates is logged on stderr. ``RECALLBOX_HIT_LOG=0`` turns the hit-log
+    off.
     """
     from recallbox import open as open_recallbox
+    from recallbox.config import hit_log_enabled
 
     use = database_use(key or command_key(ctx)) or DbUse.REQUIRES
     location = resolve_db(ctx, use)
     existed = _exists(location)
-    with open_recallbox(location, embedder=embedder) as box:
+    with open_recallbox(location, embedder=embedder, hit_log=hit_log_enabled()) as box:
         if not existed:
             echo_err(f"recallbox: created database {location}")
         yield box

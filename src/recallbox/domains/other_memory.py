@@ -1,11 +1,14 @@
 """``search_memory`` as a whole (DESIGN §3.2): the literal part and, with a channel, the
 other-memory part, run concurrently on a small pool and merged under the 12 000 cap.
 
-The other-memory part is an *answerer*, ``(query, channel) -> text`` (by default
-``recallbox.domains.threads.keyword_answer``). It runs on :class:`AnswerPool`'s threads while
-the literal search runs on the caller's; an answer that fails, is not text or comes later than
-``OTHER_MEMORY_TIMEOUT_S`` after the search started is dropped (the empty string), and the
-literal part stands alone.
+The other-memory part is an *answerer*, ``(query, channel) -> text``. It runs on
+:class:`AnswerPool`'s threads while the literal search runs on the caller's; an answer that
+fails, is not text or comes later than ``OTHER_MEMORY_TIMEOUT_S`` after the search started is
+dropped (the empty string), and the literal part stands alone. The default answerer (the
+recall over memory, knowledge and sessions, ``recallbox.recall_answer``) is a
+:class:`ShowingAnswerer`: it is told the message ids the literal part shows, leaves them out,
+and records its hit rows only when its answer is used. A plain answerer gets neither (it is
+exempt from the de-duplication).
 """
 
 from __future__ import annotations
@@ -13,10 +16,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from recallbox.domains.messages import check_channel
-from recallbox.domains.threads import OTHER_MEMORY_TIMEOUT_S, Answerer, LiteralStore, search_literal
+from recallbox.domains.threads import OTHER_MEMORY_TIMEOUT_S, Answerer, LiteralStore, literal_part
 from recallbox.text.normalize import normalize_text
 from recallbox.text.windows import bounded_thread_search
 
@@ -25,7 +31,41 @@ OTHER_MEMORY_WORKERS = 2
 THREAD_NAME_PREFIX = "recallbox-answer"
 logger = logging.getLogger(__name__)
 
-__all__ = ["OTHER_MEMORY_TIMEOUT_S", "OTHER_MEMORY_WORKERS", "AnswerPool", "search_memory"]
+__all__ = [
+    "OTHER_MEMORY_TIMEOUT_S",
+    "OTHER_MEMORY_WORKERS",
+    "Answer",
+    "AnswerPool",
+    "MemorySearch",
+    "ShowingAnswerer",
+    "search_memory",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A :class:`ShowingAnswerer`'s answer: its text, and what to do once it is used."""
+
+    text: str
+    commit: Callable[[], None]
+
+
+@runtime_checkable
+class ShowingAnswerer(Protocol):
+    """An answerer told which message ids the literal part shows (DESIGN §3.2)."""
+
+    def __call__(self, query: str, channel: str) -> str: ...
+
+    def answer(self, query: str, channel: str, shown: Callable[[], Collection[str]]) -> Answer:
+        """The answer leaving out ``shown()`` (which waits for the literal part)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySearch:
+    """What ``search_memory`` returned, and the message ids of its literal part's hits."""
+
+    text: str
+    literal_ids: tuple[str, ...]
 
 
 class AnswerPool:
@@ -35,16 +75,16 @@ class AnswerPool:
     def __init__(self) -> None:
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self._running: set[Future[str]] = set()
+        self._running: set[Future[object]] = set()
 
-    def submit(self, answerer: Answerer, query: str, channel: str) -> Future[str]:
-        """Start ``answerer(query, channel)`` on a pool thread."""
+    def submit(self, call: Callable[[], object]) -> Future[object]:
+        """Start ``call()`` (an answer) on a pool thread."""
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(
                     max_workers=OTHER_MEMORY_WORKERS, thread_name_prefix=THREAD_NAME_PREFIX
                 )
-            future = self._pool.submit(answerer, query, channel)
+            future = self._pool.submit(call)
             self._running.add(future)
         future.add_done_callback(self._done)
         return future
@@ -55,13 +95,13 @@ class AnswerPool:
         with self._lock:
             return len(self._running)
 
-    def _done(self, future: Future[str]) -> None:
+    def _done(self, future: Future[object]) -> None:
         with self._lock:
             self._running.discard(future)
 
-    def collect(self, future: Future[str] | None, started: float) -> str:
+    def collect(self, future: Future[object] | None, started: float) -> str:
         """The answer if it came within the timeout (counted from ``started``) and is text;
-        otherwise the empty string."""
+        otherwise the empty string. A :class:`Answer` that is used is committed."""
         if future is None:
             return ""
         remaining = max(0.0, started + OTHER_MEMORY_TIMEOUT_S - time.monotonic())
@@ -71,6 +111,10 @@ class AnswerPool:
             future.cancel()
             logger.debug("other-memory answer dropped", exc_info=True)
             return ""
+        if isinstance(answer, Answer):
+            if answer.text:
+                answer.commit()
+            return answer.text
         return answer if isinstance(answer, str) else ""
 
     def close(self) -> None:
@@ -86,7 +130,7 @@ class AnswerPool:
 
 def search_memory(
     store: LiteralStore, answers: AnswerPool, answerer: Answerer, query: str, channel: str | None
-) -> str:
+) -> MemorySearch:
     """The ``search_memory`` text for ``query``: the literal part over ``channel`` (every
     thread when ``None``), then, with a channel, the other-memory answer, merged by
     ``bounded_thread_search``. Never longer than ``THREAD_SEARCH_MAX_CHARS``.
@@ -95,10 +139,28 @@ def search_memory(
         InvalidArgument: ``channel`` is empty.
     """
     if channel is None:
-        return search_literal(store, query, None)
+        text, ids = literal_part(store, query, None)
+        return MemorySearch(text, tuple(ids))
     channel = check_channel(channel)
     started = time.monotonic()
     text = normalize_text(query).strip()
-    future = answers.submit(answerer, text, channel) if text else None
-    literal = search_literal(store, query, channel)
-    return bounded_thread_search(answers.collect(future, started), literal)
+    shown: Future[Collection[str]] = Future()
+
+    def literal_ids() -> Collection[str]:
+        return shown.result(timeout=max(0.0, started + OTHER_MEMORY_TIMEOUT_S - time.monotonic()))
+
+    future: Future[object] | None = None
+    if text:
+        if isinstance(answerer, ShowingAnswerer):
+            future = answers.submit(lambda: answerer.answer(text, channel, literal_ids))
+        else:
+            future = answers.submit(lambda: answerer(text, channel))
+    try:
+        literal, ids = literal_part(store, query, channel)
+    except BaseException as exc:
+        shown.set_exception(exc)
+        raise
+    shown.set_result(frozenset(ids))
+    return MemorySearch(
+        bounded_thread_search(answers.collect(future, started), literal), tuple(ids)
+    )

@@ -2,8 +2,8 @@
 
 The message is read through the privacy gate: an unknown id and an id of a denied thread give
 the same :class:`~recallbox.errors.NotFound` with the same text (existence is not revealed).
-Opening a message records a drill in the hit-log, which the lazy embedding pass follows.
-Rendering and paging are ``recallbox.domains.message_view``'s.
+The Box records the drill (the hit-log, which the lazy embedding pass follows) once the page
+is read. Rendering and paging are ``recallbox.domains.message_view``'s.
 """
 
 from __future__ import annotations
@@ -13,15 +13,21 @@ from typing import Protocol
 from recallbox.domains.message_view import check_page_request, format_page
 from recallbox.domains.message_view import message_page as page_of
 from recallbox.errors import NotFound
-from recallbox.storage.base import HitLog, ThreadStore
+from recallbox.storage.base import ReadableMessage
 from recallbox.types import Page
+
+__all__ = ["READ_DOMAIN", "UNKNOWN_MESSAGE", "format_page", "message_page", "read_message"]
 
 #: One text for an unknown id and for an id of a quarantined thread.
 UNKNOWN_MESSAGE = "unknown message id; use a message_id shown by search_memory"
+#: The domain drill rows of a message name (the sessions domain's corpus).
+READ_DOMAIN = "sessions"
 
 
-class ReadingStore(ThreadStore, HitLog, Protocol):
-    """What reading a message needs: the gated read and the hit-log."""
+class ReadingStore(Protocol):
+    """What reading a message needs: the gated read."""
+
+    def readable_message(self, message_id: str) -> ReadableMessage | None: ...
 
 
 def message_page(store: ReadingStore, message_id: object, view: str, offset: int) -> Page:
@@ -35,7 +41,6 @@ def message_page(store: ReadingStore, message_id: object, view: str, offset: int
     found = store.readable_message(message_id) if isinstance(message_id, str) else None
     if found is None or not isinstance(message_id, str):
         raise NotFound(UNKNOWN_MESSAGE)
-    store.record_drill(message_id)  # feeds the lazy embedding pass (DESIGN §4.2)
     return page_of(found, view, offset)
 
 

@@ -45,8 +45,7 @@ def check_target(
     """The validated target of a purge or redaction.
 
     Raises:
-        InvalidArgument: nothing named, or a name that is not a non-empty string, or a
-            ``handle`` (this version stores no tool outputs yet).
+        InvalidArgument: nothing named, or a name that is not a non-empty string.
     """
     target = SecretTarget(
         message_id=_name(message_id, "message_id"),
@@ -57,8 +56,6 @@ def check_target(
     )
     if target == SecretTarget():
         raise InvalidArgument("name what to erase: a message id, channel, key, source or handle")
-    if target.handle is not None:
-        raise InvalidArgument("no stored tool outputs in this version: nothing has a handle")
     return target
 
 

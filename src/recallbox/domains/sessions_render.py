@@ -9,10 +9,13 @@ turns them into the bucket text:
   before and after each (windows of one thread merge; a window never crosses into another
   thread and never shows a pending or excluded message: the store serves only searchable,
   allowed messages);
-* every item starts with its message id; a hit line starts with ``>``;
-* every excerpt is at most :data:`EXCERPT_CHARS` characters, ``…`` included: a hit shows the
-  text around its match, a neighbour its beginning, and every cut ends (or starts) with ``…``,
-  at a sentence end when one is near;
+* every item starts with a line of its own (DESIGN §5 "Render format"): a hit's
+  ``[message_id=… channel="…" date=… role=… rank=N follow-up=read_message(…)]``, a
+  neighbour's ``[message_id=… date=… role=… context]``; then its excerpt, stored text escaped
+  (DESIGN §3.5) so no stored line passes for one of ours;
+* every excerpt is at most :data:`EXCERPT_CHARS` characters, ``…`` included (escapes aside): a
+  hit shows the text around its match, a neighbour its beginning, and every cut ends (or
+  starts) with ``…``, at a sentence end when one is near;
 * the whole text stays within ``budget_chars``: all hits first (best first), then neighbours,
   nearest first, thread by thread in order; hits that did not fit are counted in a last line.
 """
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from recallbox.storage.base import EVERYTHING, SearchFilter
+from recallbox.text.render import escape_stored, one_line
 from recallbox.text.windows import ELLIPSIS, WINDOW_CHARS
 from recallbox.types import Message, Thread
 
@@ -36,8 +40,8 @@ CONTEXT_EXCERPT_CHARS = 240
 SENTENCE_ENDS = (". ", "! ", "? ", ".\n", "!\n", "?\n", "\n", "。", "！", "？")
 MIN_CUT_FRACTION = 0.5
 """A cut moves back to a sentence end (or a space) only as far as this fraction of the limit."""
-HIT_MARK = "> "
-CONTEXT_MARK = "  "
+CHANNEL_MAX_CHARS = 120
+"""A channel or title echoed in a line of ours is cut to this many characters."""
 
 
 class SessionWindowStore(Protocol):
@@ -125,7 +129,8 @@ class _Group:
     chosen: set[str] = field(default_factory=set)
 
     def header(self) -> str:
-        return f"thread {self.channel}" + (f" — {self.title}" if self.title else "")
+        title = f" — {one_line(self.title, CHANNEL_MAX_CHARS)}" if self.title else ""
+        return f"thread {_quoted(self.channel)}{title}"
 
 
 def _groups(
@@ -154,10 +159,22 @@ def _groups(
     return list(groups.values())
 
 
+def _quoted(channel: str) -> str:
+    return json.dumps(one_line(channel, CHANNEL_MAX_CHARS), ensure_ascii=False)
+
+
 def _line(item: _Item) -> str:
+    """An item: its head line, then its excerpt (escaped)."""
     m = item.message
-    mark = HIT_MARK if item.is_hit else CONTEXT_MARK
-    return f"{mark}[message_id={m.id} generation={m.generation} role={m.role}] {item.text}"
+    date = m.created_at.date().isoformat()
+    if item.is_hit:
+        head = (
+            f"[message_id={m.id} channel={_quoted(m.channel)} date={date} role={m.role} "
+            f"rank={item.rank + 1} follow-up=read_message({m.id})]"
+        )
+    else:
+        head = f"[message_id={m.id} date={date} role={m.role} context]"
+    return f"{head}\n{escape_stored(item.text)}" if item.text else head
 
 
 def render_sessions_bucket(

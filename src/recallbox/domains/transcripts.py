@@ -32,6 +32,7 @@ from recallbox.storage.base import (
 )
 from recallbox.text.excerpt import excerpt
 from recallbox.text.fts_query import FtsQuery
+from recallbox.text.render import escape_stored, one_line
 from recallbox.text.windows import WINDOW_CHARS
 from recallbox.types import Hit
 
@@ -42,6 +43,8 @@ DOMAIN = "transcripts"
 KEYWORD_CANDIDATES = 200
 #: Nearest-vector candidates per search.
 VECTOR_CANDIDATES = 200
+#: A source path echoed in an item's head line is cut to this many characters.
+SOURCE_MAX_CHARS = 200
 
 
 class ChunkReader(Protocol):
@@ -151,13 +154,16 @@ def search(ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
 # --- the bucket -----------------------------------------------------------------------------
 
 
-def _item_head(hit: Hit) -> str:
+def _item_head(hit: Hit, rank: int) -> str:
     parts = [f"[chunk_id={hit.id}"]
     if hit.source is not None:
         lines = f":{hit.lines[0]}-{hit.lines[1]}" if hit.lines is not None else ""
-        parts.append(f"source={hit.source}{lines}")
+        parts.append(f"source={one_line(hit.source, SOURCE_MAX_CHARS)}{lines}")
+    if hit.created_at is not None:
+        parts.append(f"date={hit.created_at.date().isoformat()}")
+    parts.append(f"rank={rank}")
     if hit.best_message_id is not None:
-        parts.append(f"best_message_id={hit.best_message_id}")
+        parts.append(f"follow-up=read_message({hit.best_message_id})")
     return " ".join(parts) + "]"
 
 
@@ -167,10 +173,14 @@ def _notice(count: int) -> str:
 
 def render_transcripts_bucket(hits: Sequence[Hit], budget_chars: int) -> str:
     """The transcripts bucket: one item per chunk, best first — a head line with the chunk
-    id, ``source:lines`` and the best message id (what ``read_message`` opens), then at most
-    :data:`~recallbox.text.windows.WINDOW_CHARS` of its text. Items that do not fit in
-    ``budget_chars`` are counted in a last line; ``""`` for no hits."""
-    items = [f"{_item_head(hit)}\n{cut_excerpt(hit.text, WINDOW_CHARS)}" for hit in hits]
+    id, ``source:lines``, its date, its rank and the ``read_message`` call of its best message,
+    then at most :data:`~recallbox.text.windows.WINDOW_CHARS` of its text (escaped, DESIGN
+    §3.5). Items that do not fit in ``budget_chars`` are counted in a last line; ``""`` for no
+    hits."""
+    items = [
+        f"{_item_head(hit, rank)}\n{escape_stored(cut_excerpt(hit.text, WINDOW_CHARS))}"
+        for rank, hit in enumerate(hits, start=1)
+    ]
     shown: list[str] = []
     used = 0
     for index, item in enumerate(items):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
 from recallbox.box import Box
+from recallbox.recall_types import BucketedRecall
 from recallbox.types import RecallResult, Thread
 
 JOURNAL_FILLER_LINES = 1_500
 SAMPLE_PACKAGE = "recallbox.samples"
+#: The demo's closing bucketed recall (#12): the question an agent would ask of its memory.
+DEMO_RECALL_QUERY = "billing connection refused pg-replica-1"
+DEMO_RECALL_BUDGET_CHARS = 6_000
 
 
 def _journal() -> str:
@@ -117,15 +121,21 @@ class DemoResult:
     query: str
     found: str
     curated: CuratedDemo
+    recalled: BucketedRecall | None = None
+
+
+def recall_step(box: Box) -> BucketedRecall:
+    """The demo's last step: one bucketed recall over everything the sample loaded."""
+    return box.recall(DEMO_RECALL_QUERY, budget_chars=DEMO_RECALL_BUDGET_CHARS)
 
 
 def run_demo(box: Box, query: str) -> DemoResult:
-    """Load the sample into ``box``, search it across its compaction, then index the notes,
-    remember a few lessons and recall an exact slice."""
+    """Load the sample into ``box``, search it across its compaction, index the notes,
+    remember a few lessons and recall an exact slice, then recall from every domain."""
     channel = load_sample(box)
     curated = load_curated(box)
     generations = box.generations(channel)
-    return DemoResult(
+    result = DemoResult(
         thread=box.thread(channel),
         messages_per_generation={
             g.number: len(box.messages(channel, g.number)) for g in generations
@@ -136,3 +146,4 @@ def run_demo(box: Box, query: str) -> DemoResult:
         found=box.search_memory(query, channel),
         curated=curated,
     )
+    return replace(result, recalled=recall_step(box))

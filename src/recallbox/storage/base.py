@@ -24,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from recallbox.errors import StoreUnavailable
+from recallbox.storage.capability import protocol_members, require
 from recallbox.storage.curated import KnowledgeStore, MemoryStore
+from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import (
     CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
@@ -39,6 +40,7 @@ from recallbox.storage.queries import (
     Phrase,
     SearchFilter,
 )
+from recallbox.storage.recall_protocols import HitLog, ToolOutputStore
 from recallbox.storage.secrets import SecretStore  # not re-exported: import it from there
 from recallbox.storage.values import (
     CandidateStream,
@@ -47,6 +49,7 @@ from recallbox.storage.values import (
     DocumentWrite,
     EmbeddingSpace,
     EmbedTarget,
+    HitRow,
     ImportFile,
     ImportNode,
     ImportRecord,
@@ -55,6 +58,7 @@ from recallbox.storage.values import (
     MemoryRow,
     MemoryWrite,
     NewMessage,
+    NewToolOutput,
     ReadableMessage,
     RowFrequencies,
     SearchableMessage,
@@ -67,8 +71,6 @@ from recallbox.storage.values import (
     parse_chunk_id,
 )
 from recallbox.types import DoctorReport, Generation, Message, Policy, Thread
-
-P = TypeVar("P")
 
 
 @runtime_checkable
@@ -89,9 +91,14 @@ class StoreLifecycle(Protocol):
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested calls join it. Not allowed inside a read snapshot."""
 
-    def read_snapshot(self) -> AbstractContextManager[None]:
+    def read_snapshot(self, deadline: Deadline | None = None) -> AbstractContextManager[None]:
         """Run the reads of the calling thread inside on one consistent snapshot (nested calls
-        and a surrounding write transaction join)."""
+        and a surrounding write transaction join).
+
+        With ``deadline``, a statement still running when it expires (or is cancelled, from
+        any thread) is stopped, and it and every later read inside raise
+        :class:`~recallbox.errors.TimedOut`; a nested snapshot's deadline adds to the outer's.
+        """
 
 
 @runtime_checkable
@@ -143,6 +150,11 @@ class ThreadStore(Protocol):
     def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
         """The hit and up to ``radius`` visible messages before and after it in its thread, in
         order; ``[]`` when the hit itself is not visible."""
+
+    def readable_history(self, channel: str) -> list[Message]:
+        """Every message of an allowed thread a model may read, in (generation, seq) order:
+        not pending, superseded, hidden from the model or a machine event (compaction
+        summaries included); ``[]`` when the thread is unknown **or** denied. One read."""
 
 
 @runtime_checkable
@@ -258,19 +270,6 @@ class VectorIndex(Protocol):
         self, space: EmbeddingSpace, items: Sequence[tuple[EmbedTarget, Sequence[float]]]
     ) -> int:
         """Store vectors (replacing stale ones) in one transaction; returns how many."""
-
-
-@runtime_checkable
-class HitLog(Protocol):
-    """The append-only hit-log (DESIGN §5)."""
-
-    def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        """Append a drill: recall's caller opened ``target_id``."""
-
-    def record_hits(
-        self, query: str, *, domain: str, layer: str, target_ids: Sequence[str]
-    ) -> None:
-        """Append one hit row per returned target."""
 
 
 @runtime_checkable
@@ -391,6 +390,7 @@ class Store(
     MemoryStore,
     SecretStore,
     Health,
+    ToolOutputStore,
     Protocol,
 ):
     """A complete backend: every concern above."""
@@ -416,33 +416,8 @@ PROTOCOLS: tuple[type, ...] = (
     MemoryStore,
     SecretStore,
     Health,
+    ToolOutputStore,
 )
-
-
-def protocol_members(protocol: type) -> list[str]:
-    """The names a protocol asks for (its own and inherited), sorted."""
-    names: set[str] = set()
-    for klass in protocol.__mro__:
-        if klass in (object, Protocol) or not getattr(klass, "_is_protocol", False):
-            continue
-        names.update(n for n in vars(klass) if not n.startswith("_"))
-        names.update(getattr(klass, "__annotations__", {}))
-    return sorted(names)
-
-
-def require(store: object, protocol: type[P]) -> P:
-    """``store`` as a ``protocol`` it implements; the capability check behind every verb.
-
-    Raises:
-        StoreUnavailable: the backend lacks the capability (the message names what is missing).
-    """
-    if isinstance(store, protocol):
-        return store
-    missing = [name for name in protocol_members(protocol) if not hasattr(store, name)]
-    raise StoreUnavailable(
-        f"this storage backend ({type(store).__name__}) cannot do this: it does not implement "
-        f"{protocol.__name__} (missing: {', '.join(missing) or 'unknown'})"
-    )
 
 
 __all__ = [
@@ -455,11 +430,13 @@ __all__ = [
     "CandidateStream",
     "ChunkRow",
     "ChunkSource",
+    "Deadline",
     "DocumentWrite",
     "EmbedTarget",
     "EmbeddingSpace",
     "Health",
     "HitLog",
+    "HitRow",
     "ImportFile",
     "ImportLedger",
     "ImportNode",
@@ -475,6 +452,7 @@ __all__ = [
     "MemoryStore",
     "MemoryWrite",
     "NewMessage",
+    "NewToolOutput",
     "Phrase",
     "PolicyStore",
     "ReadableMessage",
@@ -489,6 +467,7 @@ __all__ = [
     "StoredSection",
     "SyncStore",
     "ThreadStore",
+    "ToolOutputStore",
     "TranscriptChunk",
     "TranscriptChunks",
     "VectorIndex",

@@ -352,3 +352,44 @@ def parse_chunk_id(value: str) -> tuple[str, int, int] | None:
 
 def _is_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
+
+
+# -- the hit-log (#12) ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class HitRow:
+    """One hit-log row (DESIGN §5): a *hit* (a target a verb returned for ``query``, found by
+    ``layer``) or, when ``verb`` is set, a *drill* (the verb opened ``target_id``).
+
+    ``event`` ties the rows of one recall (or search) together; ``at`` is when it happened.
+    """
+
+    at: datetime
+    domain: str
+    target_id: str
+    query: str | None = None
+    layer: str | None = None
+    verb: str | None = None
+    event: str | None = None
+
+    @property
+    def drilled(self) -> bool:
+        """True for a drill row."""
+        return self.verb is not None
+
+
+# -- stored tool outputs (#12) ---------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class NewToolOutput:
+    """The original of a compressed tool output, to keep under ``handle`` (DESIGN §6).
+
+    ``channel`` (a thread) and ``source`` (a normalised file name or path, with its file
+    ``identity``) are what the handle's privacy follows: the handle is denied exactly when
+    its thread or its source is.
+    """
+
+    handle: str
+    content: str
+    channel: str | None = None
+    source: str | None = None
+    identity: str | None = None
+    tool: str | None = None

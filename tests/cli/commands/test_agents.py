@@ -12,6 +12,7 @@ import recallbox
 from recallbox.cli import cli
 from recallbox.cli.commands.agents import http_options
 from recallbox.hooks import HOOK_OUTPUT_MAX_CHARS, claude_code_channel
+from recallbox.injection import RESUME_HEADER
 
 SESSION = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
 CLAUDE_HOOK_LIMIT_CHARS = 10_000
@@ -52,16 +53,18 @@ def test_session_start_after_compact_tells_the_model_where_to_search(
     }
     r = hook(run, db, payload)
     channel = f"claude-code:{SESSION}"
-    assert r.code == 0 and channel in r.out
-    assert "## 10. Resources used in generation 1" in r.out
-    assert f'search_memory(channel="{channel}", query="<resource name or path>")' in r.out
+    assert r.code == 0 and r.out.startswith(RESUME_HEADER)
+    assert f'[checkpoint channel="{channel}"]' in r.out
+    assert "search this thread with search_memory(channel, query)" in r.out
     assert len(r.out) <= HOOK_OUTPUT_MAX_CHARS + 1 < CLAUDE_HOOK_LIMIT_CHARS
     with recallbox.open(db) as box:
-        tool_ids = [m.id for m in box.messages(channel, generation=1) if m.role == "tool"]
+        tool_ids = [m.id for m in box.messages(channel) if m.role == "tool"]
     assert any(message_id in r.out for message_id in tool_ids)  # evidence ids are listed
-    # a second start (resume) imports nothing new and prints nothing
-    r = hook(run, db, {**payload, "source": "resume"})
-    assert (r.code, r.out) == (0, "")
+    # a second start (resume) imports nothing new and prints the same resume context
+    again = hook(run, db, {**payload, "source": "resume"})
+    assert (again.code, again.out) == (0, r.out)
+    fresh = hook(run, db, {**payload, "source": "startup"})
+    assert (fresh.code, fresh.out) == (0, "")
 
 
 def test_hook_never_blocks_on_bad_input(tmp_path: Path, run) -> None:

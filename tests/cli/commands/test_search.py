@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from recallbox import THREAD_SEARCH_MAX_CHARS
+from recallbox.domains.message_view import MESSAGE_HEADER
 
 CLI_CONTINUE = re.compile(r"^Continue with `recallbox read (m_[0-9a-f]+) --offset (\d+)`\.$")
 
@@ -76,12 +77,14 @@ def test_search_memory_and_read(db: str, run) -> None:
     data = run("--db", db, "search-memory", "web-1", "--json").json()
     assert data["channel"] is None and call_id in data["result"]
     r = run("--db", db, "read", call_id)
-    assert r.code == 0 and r.out.startswith(f"[message_id={call_id} ") and "ssh ops@web-1" in r.out
+    assert r.code == 0 and r.out.startswith(f"{MESSAGE_HEADER}\n[message_id={call_id} ")
+    assert "ssh ops@web-1" in r.out
     data = run("--db", db, "read", call_id, "--view", "model", "--json").json()
     assert "view=model]" in data["text"] and data["next_offset"] is None
-    assert data["total_chars"] == len(data["text"]) and data["offset"] == 0
+    assert data["total_chars"] == len(data["text"]) - len(MESSAGE_HEADER) - 1
+    assert data["offset"] == 0
     r = run("--db", db, "read", call_id, "--offset", "5")
-    assert r.code == 0 and not r.out.startswith("[message_id")
+    assert r.code == 0 and not r.out.split("\n", 1)[1].startswith("[message_id")
 
 
 def test_read_pages_end_with_the_cli_command(db: str, run) -> None:
@@ -96,13 +99,14 @@ def test_read_pages_end_with_the_cli_command(db: str, run) -> None:
         assert len(page["text"]) <= THREAD_SEARCH_MAX_CHARS and page["offset"] == offset
         pages += 1
         found = CLI_CONTINUE.match(last)
+        assert page["text"].startswith(MESSAGE_HEADER + "\n")  # not counted by offset
         if found is None:
             assert page["next_offset"] is None and r.out == page["text"] + "\n"
-            text += page["text"]
+            text += page["text"][len(MESSAGE_HEADER) + 1 :]
             break
         assert found.group(1) == mid and int(found.group(2)) == page["next_offset"]
         assert body == page["text"]
-        text += page["text"]
+        text += page["text"][len(MESSAGE_HEADER) + 1 :]
         offset = page["next_offset"]
     assert pages == 3 and len(text) == page["total_chars"] and text.endswith("y" * 30_000)
 

@@ -25,6 +25,8 @@ from reliability.harness.invariants import structure_problems
 
 BYSTANDER_TURNS = 40
 BYSTANDER_MESSAGES = 120
+OUTPUT_LINES = 400
+"""Lines of the stored tool output (long enough to be elided behind a handle)."""
 
 
 def canary(kind: str) -> str:
@@ -41,6 +43,7 @@ class Planted:
     note_id: str = ""  # an appended message holding canaries
     note_tool_id: str = ""  # the message of the tool call holding one
     memory_key: str = ""
+    handle: str = ""  # a stored tool output of "notes" holding one
     document: str = "ops/secrets.md"
     vectors: dict[str, bytes] = field(default_factory=dict)
 
@@ -106,6 +109,8 @@ def plant(root: Path, bystanders: int = BYSTANDER_MESSAGES) -> Planted:
         "doc_heading",
         "doc_body",
         "query",
+        "note_output",
+        "recall_query",
     ]
     p = Planted(root, root / "s.db", {k: canary(k) for k in kinds}, bystanders)
     c = p.canaries
@@ -137,6 +142,11 @@ def plant(root: Path, bystanders: int = BYSTANDER_MESSAGES) -> Planted:
         ).id
         box.append("notes", "tool", f"ok {c['note_tool']}", tool_call_id="call_1")
         box.append("notes", "user", "a bystander note after the secrets")
+        lines = [f"step {i}: ok" for i in range(OUTPUT_LINES)]
+        lines[OUTPUT_LINES // 2] = f"error: token {c['note_output']} rejected"
+        stored = box.store_tool_output("\n".join(lines), channel="notes", tool="bash")
+        assert stored.handle is not None
+        p.handle = stored.handle
         p.memory_key = box.remember(
             f"rotate the key {c['memory_body']} every month",
             "pitfall",
@@ -152,6 +162,8 @@ def plant(root: Path, bystanders: int = BYSTANDER_MESSAGES) -> Planted:
         result = box.recall_context(f"rotate key {c['query']} vault", "MEMORY.md")
         assert result.drilled == (p.memory_key,)
         box.read_message(p.note_id)
+        found = box.recall(f"staging password {c['recall_query']}", domains=["sessions"])
+        assert p.note_id in found.render()
         assert box.embed_all() > 0
     by_space = _vectors(p.db)
     targets = {
@@ -202,6 +214,7 @@ def purge_everything(p: Planted, box: recallbox.Box) -> list[recallbox.PurgeRepo
     reports.append(box.purge(box.messages("notes")[0].id))  # the tool result
     reports.append(box.purge(key=p.memory_key))
     reports.append(box.purge(source=p.document.rsplit("/", 1)[-1]))
+    reports.append(box.purge(handle=p.handle))
     return reports
 
 
@@ -215,4 +228,5 @@ def redact_everything(p: Planted, box: recallbox.Box) -> list[int]:
         box.redact(None, c["memory_body"], key=p.memory_key),
         box.redact(None, re.compile(r"cnrydoc_\w+"), source=p.document),
         box.redact(None, c["query"], key=p.memory_key),  # the hit-log's query text
+        box.redact(None, c["recall_query"], handle=p.handle),  # recall's rows: one per hit
     ]

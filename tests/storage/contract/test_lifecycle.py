@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 import recallbox
-from recallbox.storage.base import PROTOCOLS, Store, require
+from recallbox.storage.base import PROTOCOLS, Deadline, Store, require
 
 from .helpers import add
 
@@ -95,3 +95,23 @@ def test_doctor_finds_a_fresh_store_healthy_and_repair_keeps_it(store: Store) ->
     repaired = store.doctor(repair=True)
     assert repaired.healthy and repaired.repaired
     assert [m.content for m in store.messages("ops")] == ["召回 deploy billing", "second row"]
+
+
+def test_a_snapshot_deadline_stops_reads(store: Store) -> None:
+    (message,) = add(store, "ops", "under a deadline")
+    with store.read_snapshot(deadline=Deadline(60)):
+        assert store.readable_message(message.id) is not None
+    with pytest.raises(recallbox.TimedOut), store.read_snapshot(deadline=Deadline(0)):
+        store.readable_message(message.id)
+    cancel = Deadline()
+    with pytest.raises(recallbox.TimedOut), store.read_snapshot(deadline=cancel):
+        assert store.readable_message(message.id) is not None
+        cancel.cancel()  # from any thread; here, between two reads
+        store.readable_message(message.id)
+    inner = Deadline()
+    with store.read_snapshot(deadline=Deadline(60)):
+        with pytest.raises(recallbox.TimedOut), store.read_snapshot(deadline=inner):
+            inner.cancel()
+            store.readable_message(message.id)
+        assert store.readable_message(message.id) is not None  # the outer one still runs
+    assert store.readable_message(message.id) is not None  # and nothing outlives the snapshot

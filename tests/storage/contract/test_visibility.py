@@ -39,6 +39,7 @@ from .helpers import (
     embed,
     entry,
     remember_rows,
+    row,
     stored,
 )
 
@@ -128,6 +129,8 @@ def test_a_denied_thread_is_invisible_to_every_search_read(world: World, how: st
     assert store.session_window(secret[0], 5, where=where) == []
     assert [m.id for m in store.session_window(ops[0], 5, where=where)] == ops
     if stored(how):
+        assert store.readable_history("secret") == []
+        assert [m.id for m in store.readable_history("ops")] == ops
         assert store.readable_message(secret[0]) is None
         assert store.transcript_chunk("secret", 1, 0) is None
         assert not store.thread_allowed("secret")
@@ -225,3 +228,18 @@ def test_an_exclusion_of_memory_md_denies_every_entry(store: Store, stored_denia
     assert store.distances([1.0, 0.0], keys, space=space, where=where) == {}
     assert store.memory_rows(keys, where=where) == {} and store.visible_memory(where=where) == []
     assert not store.memory_allowed(where=where)
+
+
+def test_the_readable_history_is_what_a_model_may_read(store: Store) -> None:
+    kept = add(store, "t", "first", "second")
+    add(store, "t", "queued", pending=True)
+    add(store, "t", "hidden", model_visible=False)
+    add(store, "t", "event", role="system", kind="machine_event")
+    gone = add(store, "t", "replaced")[0]
+    store.set_superseded(gone.id, kept[0].id)
+    summary = store.append("t", [row("the summary", role="system", kind="compaction_summary")])[0]
+    later = add(store, "t", "after the compaction")
+    history = store.readable_history("t")
+    assert [m.id for m in history] == [kept[0].id, kept[1].id, summary.id, later[0].id]
+    assert [m.generation for m in history] == [1, 1, 2, 2]
+    assert store.readable_history("nope") == []

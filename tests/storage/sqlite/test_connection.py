@@ -136,3 +136,46 @@ def test_closing_while_another_thread_runs_a_statement(db_path: Path) -> None:
     assert rows == [(1,)]
     with pytest.raises(recallbox.StoreUnavailable, match="closed"):
         store.get_thread("ops")
+
+
+#: A statement that would run for minutes: only the deadline's progress handler can end it.
+ENDLESS_SQL = (
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000000000) "
+    "SELECT count(*) FROM n"
+)
+
+
+@pytest.mark.parametrize("location", ["file", ":memory:"])
+def test_a_cancelled_deadline_stops_a_running_statement(tmp_path: Path, location: str) -> None:
+    """The teeth of a recall domain's time limit: the statement itself stops (DESIGN §5)."""
+    from recallbox.storage.deadline import Deadline
+
+    store = SQLiteStore(str(tmp_path / "d.db") if location == "file" else ":memory:")
+    try:
+        cancel = Deadline()
+        started = threading.Event()
+        timer = threading.Timer(0.2, cancel.cancel)
+        timer.start()
+        with (
+            pytest.raises(recallbox.TimedOut),
+            store.read_snapshot(deadline=cancel),
+            store.pool.reading() as conn,
+        ):
+            started.set()
+            conn.execute(ENDLESS_SQL).fetchall()
+        timer.join()
+        assert started.is_set()
+        with store.pool.reading() as conn:  # the connection is usable again, without a handler
+            assert conn.execute("SELECT 1").fetchall() == [(1,)]
+    finally:
+        store.close()
+
+
+def test_write_nowait_refuses_inside_a_memory_snapshot() -> None:
+    store = SQLiteStore(":memory:")
+    try:
+        with store.pool.snapshot():
+            assert store.pool.write_nowait(lambda conn: None) is False
+        assert store.pool.write_nowait(lambda conn: None) is True
+    finally:
+        store.close()

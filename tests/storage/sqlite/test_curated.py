@@ -8,13 +8,13 @@ import apsw
 
 import recallbox
 from recallbox.storage.base import DocumentWrite, SectionWrite
-from recallbox.text.markdown import split_markdown
 from recallbox.storage.sqlite.schema import (
     FTS_INDEXES,
     KNOWLEDGE_SECTIONS_FTS,
     LATEST_VERSION,
     MEMORY_ENTRIES_FTS,
 )
+from recallbox.text.markdown import split_markdown
 
 DOC = "## One\nalpha words\n\n## Two\nbeta words\n"
 
@@ -57,7 +57,7 @@ def test_the_index_is_written_only_when_the_indexed_text_changes(box: recallbox.
 
 
 def test_a_removed_section_leaves_the_index_and_keeps_its_row(box: recallbox.Box) -> None:
-    one, two = box.add_document(DOC, "a.md")
+    _one, two = box.add_document(DOC, "a.md")
     box.add_document("## One\nalpha words\n\n", "a.md")
     row = conn(box).execute(
         "SELECT removed, content, content_seg FROM knowledge_sections WHERE uid = ?", (two.id,)

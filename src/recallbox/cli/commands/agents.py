@@ -170,8 +170,8 @@ def _payload(text: str) -> dict[str, Any]:
 def hook_claude_code(ctx: click.Context) -> None:
     """Handle one Claude Code hook event (its JSON payload on stdin).
 
-    PreCompact/SessionEnd import the transcript; SessionStart after a compaction also prints the
-    thread's channel, the closed generation's resource directory and how to search it.
+    PreCompact/SessionEnd import the transcript; SessionStart on resume or after a compaction
+    also prints the session's resume context and the memory injection (<= 9 000 chars).
 
     Example: recallbox hook claude-code   (registered as a hook command in ~/.claude/settings.json)
     """

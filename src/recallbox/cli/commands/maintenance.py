@@ -124,6 +124,8 @@ def demo(ctx: click.Context, as_json: bool) -> None:
                     "source": result.curated.source,
                     "result": result.curated.context,
                 },
+                "recall": result.recalled.to_json() if result.recalled is not None else None,
+                "ui": f"recallbox ui --db {path}",
             }
         )
         return
@@ -145,6 +147,14 @@ def demo(ctx: click.Context, as_json: bool) -> None:
     click.echo(result.found)
     click.echo(f"\nnext: recallbox --db {path} read <message_id>")
     _echo_curated(result.curated, path)
+    if result.recalled is not None:
+        click.echo(
+            f"\nrecall({result.recalled.query!r}) fills one bucket per domain "
+            f"({len(result.recalled.render())} characters, budget "
+            f"{result.recalled.budget_chars}):\n"
+        )
+        click.echo(result.recalled.render())
+    click.echo(f"\nbrowse it: recallbox ui --db {path}")
 
 
 def _echo_curated(curated: CuratedDemo, path: Path) -> None:

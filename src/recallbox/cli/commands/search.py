@@ -30,20 +30,20 @@ def embedder_option(default: str | None) -> Callable[[F], F]:
 
 
 def render_hits(hits: list[Hit]) -> str:
-    """Text rendering of ranked hits: a header line per hit, then its text indented."""
+    """Text rendering of ranked hits: a header line per hit (its rank and its raw legs — never
+    the min-max keyword score, DESIGN §4.2), then its text indented."""
     if not hits:
         return "no hits"
     lines: list[str] = []
     for rank, hit in enumerate(hits, start=1):
         legs = []
-        if hit.keyword is not None:
-            legs.append(f"k={hit.keyword:.3f}")
+        bm25 = hit.explain.get("bm25")
+        if isinstance(bm25, float | int) and hit.keyword is not None:
+            legs.append(f"bm25={bm25:.2f}")
         if hit.vector is not None:
-            legs.append(f"v={hit.vector:.3f}")
+            legs.append(f"vector={hit.vector:.3f}")
         where = hit.channel if hit.channel is not None else hit.source
-        lines.append(
-            f"{rank}. {hit.score:.3f} {hit.id} [{where}] {hit.role or ''} ({' '.join(legs)})"
-        )
+        lines.append(f"{rank}. {hit.id} [{where}] {hit.role or ''} ({' '.join(legs) or 'no legs'})")
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
     return "\n".join(lines)
 

@@ -22,12 +22,13 @@ from pathlib import Path
 
 import apsw
 
-from recallbox.errors import StoreUnavailable
+from recallbox.errors import StoreUnavailable, TimedOut
+from recallbox.storage.deadline import Deadline
 
 BUSY_TIMEOUT_MS = 30_000
-TELEMETRY_BUSY_MS = 50
-"""How long a hit-log write waits for another writer before it is deferred: a read verb
-(``read_message`` records a drill) never waits for a long write such as an import."""
+#: SQLite virtual-machine steps between two checks of a snapshot's deadline (a check is one
+#: Python call: every 1 000 steps costs well under 1 % of a statement's time).
+DEADLINE_CHECK_STEPS = 1_000
 DB_FILE_MODE = 0o600
 MEMORY_PATH = ":memory:"
 REPAIR_HINT = "run `recallbox doctor --repair` (or restore the file from a backup)"
@@ -61,9 +62,11 @@ def _cannot_create(path: Path, exc: OSError) -> StoreUnavailable:
     )
 
 
-def _translate(path: str, exc: apsw.Error) -> StoreUnavailable | None:
-    """The :class:`StoreUnavailable` an apsw error means, or ``None`` to let it through."""
+def _translate(path: str, exc: apsw.Error) -> StoreUnavailable | TimedOut | None:
+    """The recallbox error an apsw error means, or ``None`` to let it through."""
     where = repr(path)
+    if isinstance(exc, apsw.InterruptError):
+        return TimedOut("the read ran past its time limit and was stopped")
     if isinstance(exc, apsw.NotADBError):
         return StoreUnavailable(
             "the database file is not a recallbox database (check --db / RECALLBOX_DB): "
@@ -121,6 +124,11 @@ def driver_errors(path: str) -> Iterator[None]:
         ) from exc
 
 
+def _acquire(lock: threading.Lock | threading.RLock, timeout: float) -> bool:
+    """Take ``lock`` within ``timeout`` seconds (``0``: only if it is free now)."""
+    return lock.acquire(timeout=timeout) if timeout > 0 else lock.acquire(blocking=False)
+
+
 class ConnectionPool:
     """Hands out the calling thread's connection; runs write transactions and read snapshots."""
 
@@ -136,6 +144,9 @@ class ConnectionPool:
         self._memory_lock = threading.RLock()
         self._depth: dict[int, int] = {}  # connection -> open write transaction depth
         self._snapshots: dict[int, int] = {}  # connection -> read snapshots opened by us
+        self._deadlines: dict[int, list[Deadline]] = {}  # connection -> deadlines in force
+        self._side: apsw.Connection | None = None  # writes that never wait (write_nowait)
+        self._side_lock = threading.Lock()
         self._closed = False
 
     def _open(self) -> apsw.Connection:
@@ -174,15 +185,30 @@ class ConnectionPool:
         with driver_errors(self.path):
             if self.is_memory:
                 with self._memory_lock:
-                    yield self.connection()
+                    conn = self.connection()
+                    self._check_deadlines(conn)
+                    yield conn
             else:
-                yield self.connection()
+                conn = self.connection()
+                self._check_deadlines(conn)
+                yield conn
+
+    def _check_deadlines(self, conn: apsw.Connection) -> None:
+        """Refuse a new read once a deadline in force on ``conn`` has expired (the progress
+        handler stops long statements; this stops the short ones that follow)."""
+        stack = self._deadlines.get(id(conn))
+        if stack and any(d.expired for d in stack):
+            raise TimedOut("the read ran past its time limit and was stopped")
 
     @contextmanager
-    def snapshot(self) -> Iterator[apsw.Connection]:
+    def snapshot(self, deadline: Deadline | None = None) -> Iterator[apsw.Connection]:
         """Reads on one snapshot: a deferred transaction on this thread's connection (the lock,
         for ``:memory:``), joined by nested snapshots and by a write transaction already open.
-        No write transaction may start inside it."""
+        No write transaction may start inside it.
+
+        With ``deadline``, every statement inside is stopped once it expires (raising
+        :class:`~recallbox.errors.TimedOut`); a nested snapshot's deadline adds to the outer's.
+        """
         lock = self._memory_lock if self.is_memory else None
         if lock is not None:
             lock.acquire()
@@ -191,12 +217,13 @@ class ConnectionPool:
                 conn = self.connection()
                 key = id(conn)
                 if self._depth.get(key, 0) or self._snapshots.get(key, 0):
-                    yield conn
+                    with self._deadline(conn, deadline):
+                        yield conn
                     return
                 if not self.is_memory:
                     conn.execute("BEGIN")
                 try:
-                    with self._marked(conn):
+                    with self._marked(conn), self._deadline(conn, deadline):
                         yield conn
                 finally:
                     if not self.is_memory and conn.in_transaction:
@@ -204,6 +231,28 @@ class ConnectionPool:
         finally:
             if lock is not None:
                 lock.release()
+
+    @contextmanager
+    def _deadline(self, conn: apsw.Connection, deadline: Deadline | None) -> Iterator[None]:
+        """Install ``deadline`` on ``conn`` for the block: a progress handler that stops the
+        running statement once any deadline in force has expired."""
+        if deadline is None:
+            yield
+            return
+        key = id(conn)
+        stack = self._deadlines.setdefault(key, [])
+        stack.append(deadline)
+        if len(stack) == 1:
+            conn.set_progress_handler(lambda: any(d.expired for d in stack), DEADLINE_CHECK_STEPS)
+        try:
+            if deadline.expired:
+                raise TimedOut("the read ran past its time limit and was stopped")
+            yield
+        finally:
+            stack.remove(deadline)
+            if not stack:
+                self._deadlines.pop(key, None)
+                conn.set_progress_handler(None)
 
     @contextmanager
     def _marked(self, conn: apsw.Connection) -> Iterator[None]:
@@ -250,42 +299,50 @@ class ConnectionPool:
             _roll_back(conn, depth)  # a COMMIT that failed (a full disk) leaves it open
             raise
 
-    def try_write(self, write: Callable[[apsw.Connection], None]) -> bool:
-        """Run ``write`` in its own write transaction unless another connection holds the write
-        lock past :data:`TELEMETRY_BUSY_MS`; returns whether it ran. Inside an open write
-        transaction (and for ``:memory:``) it joins in and always runs."""
-        lock = self._memory_lock if self.is_memory else None
-        if lock is not None:
-            lock.acquire()
+    def write_nowait(self, work: Callable[[apsw.Connection], None], *, wait_s: float = 0.0) -> bool:
+        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction that waits at most ``wait_s``
+        seconds for the write lock; ``False`` (nothing ran) when the lock stayed busy.
+
+        A file database uses a side connection of its own (another thread using it counts as
+        busy), so the calling thread's snapshot or transaction is not joined; ``:memory:`` has
+        one connection, so a thread inside a snapshot or transaction on it gets ``False``.
+        """
+        timeout = max(0.0, wait_s)
+        if self.is_memory:
+            if not _acquire(self._memory_lock, timeout):
+                return False
+            try:
+                conn = self.connection()
+                key = id(conn)
+                if self._snapshots.get(key, 0) or self._depth.get(key, 0):
+                    return False
+                with driver_errors(self.path), self._write(conn):
+                    work(conn)
+                return True
+            finally:
+                self._memory_lock.release()
+        if not _acquire(self._side_lock, timeout):
+            return False
         try:
             with driver_errors(self.path):
-                conn = self.connection()
-                if self._snapshots.get(id(conn), 0):
-                    raise RuntimeError("a write transaction cannot start inside a read snapshot")
-                if self.is_memory or self._depth.get(id(conn), 0):
-                    with self._write(conn):
-                        write(conn)
-                    return True
-                conn.setbusytimeout(TELEMETRY_BUSY_MS)
+                if self._side is None:
+                    self._side = self._open()
+                side = self._side
+                side.setbusytimeout(int(timeout * 1000))
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
-                except apsw.BusyError:
+                    side.execute("BEGIN IMMEDIATE")
+                except (apsw.BusyError, apsw.LockedError):
                     return False
-                finally:
-                    conn.setbusytimeout(BUSY_TIMEOUT_MS)
-                self._depth[id(conn)] = 1
                 try:
-                    write(conn)
-                    conn.execute("COMMIT")
+                    work(side)
                 except BaseException:
-                    _roll_back(conn, 0)
+                    if side.in_transaction:
+                        side.execute("ROLLBACK")
                     raise
-                finally:
-                    self._depth[id(conn)] = 0
+                side.execute("COMMIT")
                 return True
         finally:
-            if lock is not None:
-                lock.release()
+            self._side_lock.release()
 
     def close(self) -> None:
         """Close every connection opened by this pool; no new one opens after this.
@@ -302,4 +359,5 @@ class ConnectionPool:
             except apsw.ThreadingViolationError:
                 logger.debug("a connection in use by another thread is left to finish")
         self._shared = None
+        self._side = None
         self._local = threading.local()

@@ -214,14 +214,15 @@ class MemoryMixin:
     def decay_watermark(self) -> int:
         with self.pool.reading() as conn:
             row = conn.execute(
-                "SELECT hit_id FROM hit_log_watermarks WHERE consumer = ?", (DECAY_CONSUMER,)
+                "SELECT upto FROM hit_log_watermarks WHERE consumer = ?", (DECAY_CONSUMER,)
             ).fetchone()
         return int(row[0]) if row else 0
 
     def set_decay_watermark(self, hit_id: int) -> None:
         with self.pool.transaction() as conn:
             conn.execute(
-                "INSERT INTO hit_log_watermarks (consumer, hit_id) VALUES (?, ?) "
-                "ON CONFLICT (consumer) DO UPDATE SET hit_id = excluded.hit_id",
-                (DECAY_CONSUMER, hit_id),
+                "INSERT INTO hit_log_watermarks (consumer, upto, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (consumer) DO UPDATE SET upto = excluded.upto, "
+                "updated_at = excluded.updated_at",
+                (DECAY_CONSUMER, hit_id, now()),
             )

@@ -34,6 +34,7 @@ from recallbox.storage.sqlite.rows import (
     text_columns,
 )
 from recallbox.storage.sqlite.visibility import (
+    MESSAGE_FLAGS_SQL,
     MESSAGE_SEARCHABLE_SQL,
     THREAD_ALLOWED_SQL,
 )
@@ -317,3 +318,13 @@ class ThreadMixin:
                 (*narrow.params, place[0], place[1], span),
             ).fetchall()
         return [row_to_message(r) for r in [*reversed(before), hit, *after]]
+
+    def readable_history(self, channel: str) -> list[Message]:
+        sql = (
+            f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE t.channel = ? AND "
+            f"{THREAD_ALLOWED_SQL} AND m.kind != 'machine_event' AND {MESSAGE_FLAGS_SQL} "
+            "ORDER BY g.number, m.seq"
+        )
+        with self.pool.reading() as conn:
+            rows = conn.execute(sql, (channel,)).fetchall()
+        return [row_to_message(r) for r in rows]

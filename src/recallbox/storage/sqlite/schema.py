@@ -295,7 +295,7 @@ LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 # highest number issued per type lives in ``memory_key_counters`` (keys are never reused).
 # Neither corpus has threads: ``thread_id`` is the vector partition key, 0 for every row (one
 # partition; scope and exclusions filter the exact nearest-neighbour search, vectors.py).
-# ``hit_log_watermarks``: how far a consumer of the hit-log (``decay``) has read it. Both FTS5
+# (``decay`` reads the hit-log above its watermark: migration 6's ``hit_log_watermarks``.) Both FTS5
 # indexes update only when the indexed text changes (a move, a decay or a touch leave them).
 KNOWLEDGE_SECTIONS_FTS = FtsIndex(
     name="knowledge_sections_fts",
@@ -369,7 +369,35 @@ _M005_KNOWLEDGE_MEMORY = [
     MEMORY_ENTRIES_FTS.create_sql(),
     *MEMORY_ENTRIES_FTS.trigger_sql(),
     "CREATE TABLE memory_key_counters (type TEXT PRIMARY KEY, highest INTEGER NOT NULL)",
-    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, hit_id INTEGER NOT NULL)",
 ]
 MIGRATIONS.append((5, "knowledge sections, memory entries, key counters", _M005_KNOWLEDGE_MEMORY))
+
+#: The hit-log grown up and stored tool outputs (#12, DESIGN §5, §6). ``verb`` names the verb of
+#: a drill row, ``event`` ties the rows of one recall together; ``hit_log_state`` keeps the count
+#: of rows dropped while the database was busy; ``hit_log_watermarks`` the last row each
+#: consumer (``decay``, the lazy embedding pass) has read — rotation deletes only below all of
+#: them. ``tool_outputs`` keeps each original under its handle with what its privacy follows:
+#: its thread, and its source (normalised basename, path, file identity).
+_M006_RECALL = [
+    "ALTER TABLE hit_log ADD COLUMN verb TEXT",
+    "ALTER TABLE hit_log ADD COLUMN event TEXT",
+    "CREATE INDEX hit_log_targets ON hit_log (target_id, domain)",
+    "CREATE TABLE hit_log_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE hit_log_watermarks (consumer TEXT PRIMARY KEY, upto INTEGER NOT NULL, "
+    "updated_at TEXT NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE tool_outputs (
+        id INTEGER PRIMARY KEY,
+        handle TEXT NOT NULL UNIQUE,
+        thread_id INTEGER REFERENCES threads(id),
+        source TEXT,
+        source_path TEXT,
+        source_identity TEXT,
+        tool TEXT,
+        content TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX tool_outputs_by_thread ON tool_outputs (thread_id)",
+]
+MIGRATIONS.append((6, "hit-log drills, dropped count, watermarks; tool outputs", _M006_RECALL))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

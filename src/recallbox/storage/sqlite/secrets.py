@@ -79,12 +79,12 @@ def _chunk_ids(conn: apsw.Connection, uid: str) -> list[str]:
     return [chunk_id(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
 
-def _drop_thread(conn: apsw.Connection, channel: str) -> tuple[int, int]:
-    """Delete thread ``channel`` with its chunks, generations and import ledger; returns the
-    threads (0 or 1) and the chunks deleted."""
+def _drop_thread(conn: apsw.Connection, channel: str) -> tuple[int, int, list[str]]:
+    """Delete thread ``channel`` with its chunks, generations, stored tool outputs and import
+    ledger; returns the threads (0 or 1), the chunks deleted and the outputs' handles."""
     row = conn.execute("SELECT id FROM threads WHERE channel = ?", (channel,)).fetchone()
     if row is None:
-        return 0, 0
+        return 0, 0, []
     thread = int(row[0])
     chunks = conn.execute(
         "DELETE FROM transcript_chunks WHERE thread_id = ? RETURNING id", (thread,)
@@ -105,9 +105,12 @@ def _drop_thread(conn: apsw.Connection, channel: str) -> tuple[int, int]:
         ):
             conn.execute("DELETE FROM import_nodes WHERE file_id = ?", (file_id,))
             conn.execute("DELETE FROM import_files WHERE id = ?", (file_id,))
+    outputs = conn.execute(
+        "DELETE FROM tool_outputs WHERE thread_id = ? RETURNING handle", (thread,)
+    ).fetchall()
     conn.execute("DELETE FROM generations WHERE thread_id = ?", (thread,))
     conn.execute("DELETE FROM threads WHERE id = ?", (thread,))
-    return 1, len(chunks)
+    return 1, len(chunks), [str(r[0]) for r in outputs]
 
 
 def _forget_hits(conn: apsw.Connection, targets: Sequence[str]) -> int:
@@ -117,8 +120,9 @@ def _forget_hits(conn: apsw.Connection, targets: Sequence[str]) -> int:
         return 0
     keys = json_list(targets)
     conn.execute(
-        "UPDATE hit_log SET query = NULL WHERE query IS NOT NULL AND (at, query) IN "
-        "(SELECT at, query FROM hit_log WHERE target_id IN (SELECT value FROM json_each(?)))",
+        "WITH hit AS (SELECT at, query, event FROM hit_log WHERE target_id IN "
+        "(SELECT value FROM json_each(?))) UPDATE hit_log SET query = NULL WHERE query IS NOT "
+        "NULL AND ((at, query) IN (SELECT at, query FROM hit) OR event IN (SELECT event FROM hit))",
         (keys,),
     )
     deleted = conn.execute(
@@ -140,9 +144,18 @@ def purge(conn: apsw.Connection, target: SecretTarget) -> ErasedRows:
         conn.execute("DELETE FROM import_records WHERE message_uid = ?", (uid,))
         conn.execute("DELETE FROM messages WHERE id = ?", (rowid,))
     chunks = threads = 0
+    handles: list[str] = []
     if target.channel is not None:
         targets += _thread_chunk_ids(conn, target.channel)
-        threads, chunks = _drop_thread(conn, target.channel)
+        threads, chunks, handles = _drop_thread(conn, target.channel)
+    if target.handle is not None:
+        handles += [
+            str(r[0])
+            for r in conn.execute(
+                "DELETE FROM tool_outputs WHERE handle = ? RETURNING handle", (target.handle,)
+            )
+        ]
+    targets += handles
     memories = sections = 0
     if target.key is not None:
         memories = len(
@@ -164,6 +177,7 @@ def purge(conn: apsw.Connection, target: SecretTarget) -> ErasedRows:
         chunks=chunks,
         sections=sections,
         memories=memories,
+        outputs=len(handles),
         hits=_forget_hits(conn, targets),
         rechunk=tuple(sorted(rechunk.items())),
     )
@@ -270,6 +284,31 @@ def _redact_sections(conn: apsw.Connection, source: str, rewrite: TextRewrite) -
     return replacements, rewritten
 
 
+def _redact_outputs(conn: apsw.Connection, target: SecretTarget, rewrite: TextRewrite) -> int:
+    """Stored tool outputs: the one under ``handle`` and every one of ``channel``."""
+    rows: list[Any] = []
+    if target.handle is not None:
+        rows += conn.execute(
+            "SELECT id, content FROM tool_outputs WHERE handle = ?", (target.handle,)
+        ).fetchall()
+    if target.channel is not None:
+        rows += conn.execute(
+            "SELECT o.id, o.content FROM tool_outputs o JOIN threads t ON t.id = o.thread_id "
+            "WHERE t.channel = ?",
+            (target.channel,),
+        ).fetchall()
+    count = 0
+    for rowid, text in {int(r[0]): str(r[1]) for r in rows}.items():
+        new, n = rewrite(text)
+        if n:
+            conn.execute(
+                "UPDATE tool_outputs SET content = ?, content_hash = ? WHERE id = ?",
+                (new, content_hash(new, ""), rowid),
+            )
+            count += n
+    return count
+
+
 def _redact_queries(conn: apsw.Connection, rewrite: TextRewrite) -> int:
     count = 0
     for rowid, query in conn.execute(
@@ -296,6 +335,7 @@ def redact(conn: apsw.Connection, target: SecretTarget, rewrite: TextRewrite) ->
         n, rewritten = _redact_sections(conn, target.source, rewrite)
         replacements += n
         rows += rewritten
+    replacements += _redact_outputs(conn, target, rewrite)
     replacements += _redact_queries(conn, rewrite)
     return RedactedRows(
         replacements=replacements, rows=rows, rechunk=tuple(sorted(rechunk.items()))

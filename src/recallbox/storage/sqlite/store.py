@@ -2,8 +2,10 @@
 
 | protocol (``storage.base``) | where |
 |---|---|
-| ``StoreLifecycle``, ``PolicyStore``, ``LiteralSearch``, ``HitLog``, ``Health`` | here |
+| ``StoreLifecycle``, ``PolicyStore``, ``LiteralSearch``, ``Health`` | here |
 | ``ThreadStore`` | ``messages.py`` |
+| ``HitLog`` | ``hitlog.py`` |
+| ``ToolOutputStore`` | ``tool_outputs.py`` |
 | ``KeywordIndex`` | ``keyword.py`` (over the corpora of ``corpora.py``) |
 | ``VectorIndex`` | ``vector_index.py`` (same corpora; ``vectors.py`` is sqlite-vec) |
 | ``ImportLedger`` | ``imports.py`` |
@@ -17,18 +19,18 @@ The visibility rule is written once, in ``visibility.py``; shared row codecs in 
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import apsw
 
-from recallbox.errors import NotFound, SchemaMismatch, StoreUnavailable
+from recallbox.errors import NotFound, SchemaMismatch
+from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite import fts, literal, vector_health
 from recallbox.storage.sqlite.chunks import ChunksMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.hitlog import HitLogMixin
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.keyword import KeywordMixin
 from recallbox.storage.sqlite.memory import MemoryMixin
@@ -37,13 +39,11 @@ from recallbox.storage.sqlite.rows import now
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_TABLE_SQL, MIGRATIONS
 from recallbox.storage.sqlite.secrets import SecretsMixin
 from recallbox.storage.sqlite.sections import KnowledgeMixin
+from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
 from recallbox.types import DoctorReport, Policy
-
-HIT_LOG_PENDING_MAX = 1_000
-"""Hit-log rows kept in memory while another process holds the write lock (oldest dropped)."""
 
 
 def _applied_version(conn: apsw.Connection) -> int:
@@ -65,6 +65,8 @@ class SQLiteStore(
     KnowledgeMixin,
     MemoryMixin,
     SecretsMixin,
+    HitLogMixin,
+    ToolOutputsMixin,
 ):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
@@ -73,8 +75,6 @@ class SQLiteStore(
     def __init__(self, path: str) -> None:
         self.path = path
         self.pool = ConnectionPool(path)
-        self._pending: list[tuple[object, ...]] = []  # hit-log rows a busy writer deferred
-        self._pending_lock = threading.Lock()
         try:
             self.migrate()
         except BaseException:
@@ -83,9 +83,6 @@ class SQLiteStore(
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
-        if self._pending:
-            with contextlib.suppress(StoreUnavailable):
-                self._log_hits([])  # a last, non-blocking try
         self.pool.close()
 
     @contextmanager
@@ -94,8 +91,8 @@ class SQLiteStore(
             yield
 
     @contextmanager
-    def read_snapshot(self) -> Iterator[None]:
-        with self.pool.snapshot():
+    def read_snapshot(self, deadline: Deadline | None = None) -> Iterator[None]:
+        with self.pool.snapshot(deadline):
             yield
 
     def schema_version(self) -> int:
@@ -210,34 +207,6 @@ class SQLiteStore(
         self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
     ) -> CandidateStream:
         return literal.literal_candidates(self.pool, query, where=where, limit=limit, recent=recent)
-
-    # -- hit-log ---------------------------------------------------------------------------
-    def _log_hits(self, rows: Sequence[tuple[object, ...]]) -> None:
-        """Append hit-log rows without waiting for another writer: while one holds the write
-        lock (an import), the rows wait in memory — at most :data:`HIT_LOG_PENDING_MAX` — and
-        go with the next hit-log write. The hit-log is telemetry; a read never waits for it."""
-        with self._pending_lock:
-            rows, self._pending = [*self._pending, *rows], []
-
-        def write(conn: apsw.Connection) -> None:
-            conn.executemany(
-                "INSERT INTO hit_log (at, query, domain, layer, target_id, drilled) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-
-        if not self.pool.try_write(write):
-            with self._pending_lock:
-                self._pending = [*rows, *self._pending][-HIT_LOG_PENDING_MAX:]
-
-    def record_drill(self, target_id: str, *, domain: str = "sessions") -> None:
-        self._log_hits([(now(), None, domain, None, target_id, 1)])
-
-    def record_hits(
-        self, query: str, *, domain: str, layer: str, target_ids: Sequence[str]
-    ) -> None:
-        stamp = now()
-        self._log_hits([(stamp, query, domain, layer, t, 0) for t in target_ids])
 
     # -- health ----------------------------------------------------------------------------
     def doctor(self, *, repair: bool = False) -> DoctorReport:

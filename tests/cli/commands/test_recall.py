@@ -1,0 +1,107 @@
+"""``recall``, ``resume``, ``expand`` and ``stats hits`` through the real CLI (#12)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import recallbox
+from recallbox.injection import RESUME_HEADER
+from recallbox.recall import RECALL_HEADER
+from recallbox.text.compress import EXPAND_HEADER
+from table_dump import hit_log_rows
+
+
+def seed(db: str) -> dict[str, str]:
+    with recallbox.open(db) as box:
+        first = box.append("ops", "user", "deploy billing to staging-03").id
+        box.append("ops", "assistant", "billing deployed on staging-03")
+        stored = box.store_tool_output("ok\n" * 6_000 + "ERROR disk full on staging-03\n")
+        assert stored.handle is not None
+    return {"first": first, "handle": stored.handle}
+
+
+def test_recall_text_and_json(db: str, run) -> None:
+    ids = seed(db)
+    r = run("--db", db, "recall", "billing staging-03")
+    assert r.code == 0 and r.out.startswith(RECALL_HEADER) and ids["first"] in r.out
+    assert "[bucket=sessions layer=keyword]" in r.out and len(r.out) <= 12_001
+    data = run(
+        "--db", db, "recall", "billing", "--domains", "sessions,transcripts", "--json"
+    ).json()
+    assert [b["domain"] for b in data["buckets"]] == ["sessions", "transcripts"]
+    assert data["buckets"][0]["hits"][0]["id"].startswith("m_") and data["text"].startswith(
+        RECALL_HEADER
+    )
+    small = run("--db", db, "recall", "billing", "--budget", "1000")
+    assert small.code == 0 and len(small.out) <= 1_001
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--budget", "999"], "budget_chars must be an int from 1000 to 12000"),
+        (["--budget", "12001"], "budget_chars"),
+        (["--domains", "bogus"], "unknown domain 'bogus'"),
+        (["--domains", ","], "--domains names none of"),
+    ],
+)
+def test_recall_usage_errors(db: str, run, args: list[str], message: str) -> None:
+    r = run("--db", db, "recall", "billing", *args)
+    assert r.code == 2 and message in r.error_line
+    data = run("--db", db, "recall", "billing", *args, "--json")
+    assert data.code == 2 and message in data.json()["error"] and data.json()["code"] == 2
+
+
+def test_resume(db: str, run) -> None:
+    seed(db)
+    r = run("--db", db, "resume", "ops")
+    assert r.code == 0 and r.out.startswith(RESUME_HEADER) and "staging-03" in r.out
+    data = run("--db", db, "resume", "ops", "--budget", "1500", "--json").json()
+    assert data["channel"] == "ops" and len(data["text"]) <= 1_500
+    nothing = run("--db", db, "resume", "nope")
+    assert nothing.code == 0 and "no stored messages a model can read" in nothing.out
+
+
+def test_expand(db: str, run) -> None:
+    ids = seed(db)
+    r = run("--db", db, "expand", ids["handle"])
+    assert r.code == 0 and r.out.startswith(EXPAND_HEADER)
+    assert f"Continue with expand({ids['handle']}, offset=" in r.out
+    last = run("--db", db, "expand", ids["handle"], "--offset", "17990", "--json").json()
+    assert "ERROR disk full on staging-03" in last["text"] and last["offset"] == 17_990
+    unknown = run("--db", db, "expand", "o_0000000000000000")
+    assert unknown.code == 1 and "unknown handle" in unknown.error_line
+    past = run("--db", db, "expand", ids["handle"], "--offset", "999999")
+    assert past.code == 2
+
+
+def test_stats_hits(db: str, run) -> None:
+    ids = seed(db)
+    run("--db", db, "recall", "billing")
+    run("--db", db, "read", ids["first"])
+    r = run("--db", db, "stats", "hits")
+    assert r.code == 0 and "hit-log: 3 rows (2 hits, 1 drills), 0 dropped" in r.out
+    assert f"sessions {ids['first']}" in r.out and "never recalled:" in r.out
+    data = run("--db", db, "stats", "hits", "--json").json()
+    assert data["hit_rows"] == 2 and data["drill_rows"] == 1 and data["dropped"] == 0
+
+
+def test_the_hit_log_is_off_with_the_environment(tmp_path: Path, run_script) -> None:
+    db = str(tmp_path / "off.db")
+    seed(db)
+    env = {"RECALLBOX_HIT_LOG": "0"}
+    assert run_script("--db", db, "recall", "billing", env=env).code == 0
+    assert hit_log_rows(Path(db)) == []
+    assert run_script("--db", db, "recall", "billing").code == 0
+    assert hit_log_rows(Path(db)) != []
+
+
+@pytest.mark.parametrize(
+    "command", [["recall", "x"], ["resume", "ops"], ["expand", "o_1"], ["stats", "hits"]]
+)
+def test_a_missing_database_is_refused_not_created(tmp_path: Path, run, command: list[str]) -> None:
+    db = tmp_path / "typo" / "x.db"
+    r = run("--db", str(db), *command)
+    assert r.code == 1 and "no database at" in r.error_line and not db.exists()
