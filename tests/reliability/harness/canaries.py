@@ -44,6 +44,7 @@ class Planted:
     denied_channels: list[str] = field(default_factory=list)
     allowed_ids: list[str] = field(default_factory=list)
     allowed_channels: list[str] = field(default_factory=list)
+    denied_handles: list[str] = field(default_factory=list)
     messages: int = 0
 
     @property
@@ -141,8 +142,46 @@ def plant(root: Path, *, threads: int, per_thread: int, seed: int = 0) -> Plante
                 link = root / f"alias-{session}.jsonl"
                 os.link(path, link)
                 box.exclude_source(str(link))
+        _plant_curated(box, planted, rng)
         box.embed_all()
     return planted
+
+
+DENIED_DOCUMENTS = ("private/secret-notes.md", "vault/keys.md")
+"""Knowledge documents planted with canaries: the first is excluded by basename, the second by
+path; ``MEMORY.md`` is excluded too (every memory entry is denied)."""
+EXCLUSIONS = ("secret-notes.md", "vault/keys.md", "MEMORY.md")
+OUTPUT_LINES = 300
+"""Lines of a planted tool output (long enough to be stored behind a handle)."""
+
+
+def _pair(planted: Planted, rng: random.Random) -> tuple[str, str]:
+    pair = (canary(rng), canary(rng))
+    planted.pairs.append(pair)
+    return pair
+
+
+def _plant_curated(box: recallbox.Box, planted: Planted, rng: random.Random) -> None:
+    """The other domains (#10, #12): denied documents, memory entries and tool outputs."""
+    box.add_document("# Guide\n\n## Deploy\n\ndeploy staging with care\n", "public/guide.md")
+    for source in DENIED_DOCUMENTS:
+        sections = []
+        for k in range(4):
+            a, b = _pair(planted, rng)
+            sections.append(f"## Step {k} {a}\n\n{corpus.sentence(rng, 6)} {b} deploy\n")
+        box.add_document("# Notes\n\n" + "\n".join(sections), source)
+    for _ in range(6):
+        a, b = _pair(planted, rng)
+        box.remember(f"{a} {corpus.sentence(rng, 5)} deploy {b}", "pitfall", title=f"about {a}")
+    for channel in planted.denied_channels[:4]:
+        a, b = _pair(planted, rng)
+        lines = [f"line {i}: {corpus.sentence(rng, 4)}" for i in range(OUTPUT_LINES)]
+        lines[OUTPUT_LINES // 3] = f"error: {a} failed deploy {b}"
+        stored = box.store_tool_output("\n".join(lines), channel=channel, tool="Bash")
+        assert stored.handle is not None
+        planted.denied_handles.append(stored.handle)
+    for name in EXCLUSIONS:
+        box.exclude_source(name)
 
 
 # -- surfaces ------------------------------------------------------------------------------------
@@ -185,11 +224,18 @@ def python_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
             yield f"search_memory({q!r})", box.search_memory(q)
             for channel in (p.allowed_channels[0], p.denied_channels[0]):
                 yield f"search_memory({q!r}, {channel})", box.search_memory(q, channel=channel)
-            for domain in ("sessions", "transcripts"):
+            yield f"recall({q!r})", box.recall(q).render()
+            yield f"recall_context({q!r})", repr(box.recall_context(q))
+            for source in EXCLUSIONS[:2]:
+                yield f"recall_context({q!r}, {source})", repr(box.recall_context(q, source))
+            yield f"memory_injection({q!r})", box.memory_injection(q)
+            for domain in ("sessions", "transcripts", "knowledge", "memory"):
                 for embed in (True, False):
                     hits = box.search(q, domain=domain, allow_embed=embed)
                     mark = VECTOR_MARK if embed else ""
                     yield f"search({q!r}, {domain}){mark}", repr(hits)
+        for handle in p.denied_handles:
+            yield f"expand({handle})", _errors(lambda h=handle: box.expand(h))
         for message_id in p.denied_ids[:: max(1, len(p.denied_ids) // 40)]:
             yield f"read_message({message_id})", _errors(lambda m=message_id: box.read_message(m))
             yield (
@@ -224,8 +270,12 @@ def cli_agent_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str
                 f"cli search {q!r}",
                 cli_run(p, "search", q, "--embedder", "hash", "--no-embed", *json_flag),
             )
+        yield f"cli recall {q!r}", cli_run(p, "recall", q, *json_flag)
+        yield f"cli recall-context {q!r}", cli_run(p, "recall-context", q, *json_flag)
     for message_id in p.denied_ids[:3]:
         yield f"cli read {message_id}", cli_run(p, "read", message_id)
+    for handle in p.denied_handles[:2]:
+        yield f"cli expand {handle}", cli_run(p, "expand", handle)
     for channel in p.denied_channels[:2]:
         session = channel.split(":", 1)[1]
         payload = json.dumps(
@@ -249,7 +299,11 @@ def _mcp_calls(p: Planted, queries: list[str]) -> list[tuple[str, dict[str, Any]
     for q in queries:
         calls.append(("search_memory", {"query": q}))
         calls.append(("search_memory", {"query": q, "channel": p.denied_channels[0]}))
+        calls.append(("recall", {"query": q}))
+        calls.append(("recall_context", {"query": q}))
+        calls.append(("recall_context", {"query": q, "source": EXCLUSIONS[0]}))
     calls += [("read_message", {"message_id": m}) for m in p.denied_ids[:5]]
+    calls += [("expand", {"handle": h}) for h in p.denied_handles[:2]]
     return calls
 
 
@@ -354,8 +408,8 @@ SURFACES: list[Surface] = [
     Surface("mcp http", "agent", mcp_http_outputs, compare=True),
     Surface("log files", "person", log_files),
 ]
-"""Every interface that exists today. Memory, knowledge, code, tool outputs and recall add
-their verbs here (a surface per interface, or rows in an existing one)."""
+"""Every interface. The memory, knowledge, tool-output and recall verbs are rows of the Python,
+CLI and MCP surfaces; code adds its verbs there too."""
 
 
 @dataclass(slots=True)

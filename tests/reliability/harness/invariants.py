@@ -123,6 +123,8 @@ def ack_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
                 continue
             if message.channel != ack["channel"] or not message.content.startswith(ack["marker"]):
                 problems.append(f"acknowledged message {ack['id']} holds other content")
+        elif ack.get("kind") in CURATED_ACKS:
+            problems += CURATED_ACKS[ack["kind"]](box, ack)
         elif ack.get("kind") == "generation":
             channel = ack["channel"]
             if channel not in generations:
@@ -130,6 +132,33 @@ def ack_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
             if ack["id"] not in generations[channel]:
                 problems.append(f"acknowledged generation {ack['id']} of {channel} is lost")
     return problems
+
+
+def _memory_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+    entries = {e.key: e for e in box.memories()}
+    entry = entries.get(ack["id"])
+    if entry is None or not entry.body.startswith(ack["marker"]):
+        return [f"acknowledged memory entry {ack['id']} ({ack['marker']}) is lost"]
+    return []
+
+
+def _output_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+    try:
+        text = box.expand(ack["id"])
+    except recallbox.NotFound:
+        return [f"acknowledged tool output {ack['id']} ({ack['marker']}) is lost"]
+    return [] if ack["marker"] in text else [f"tool output {ack['id']} holds other text"]
+
+
+def _section_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+    hits = box.search(ack["marker"], domain="knowledge", limit=3, allow_embed=False)
+    if any(ack["marker"] in hit.text for hit in hits):
+        return []
+    return [f"acknowledged section {ack['marker']} of {ack['id']} is lost"]
+
+
+CURATED_ACKS = {"memory": _memory_ack, "output": _output_ack, "section": _section_ack}
+"""How an acknowledged write of the other domains is found again."""
 
 
 def duplicate_problems(box: recallbox.Box) -> list[str]:

@@ -454,6 +454,10 @@ JOB_KINDS: dict[str, JobKind] = {
 }
 """Every job kind, by name. A later domain adds its entry here (see the module docstring)."""
 
+from reliability.harness.jobs_curated import CURATED_KINDS  # noqa: E402  (it imports this module)
+
+JOB_KINDS.update({kind.name: kind for kind in CURATED_KINDS})
+
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     "import_claude_code": {"format": "claude-code"},
     "import_codex": {"format": "codex"},

@@ -1,0 +1,122 @@
+"""Job kinds of the other domains (#10 memory and knowledge, #12 tool outputs): ``remember``,
+``knowledge_sync`` and ``tool_output``, for the crash and concurrency harnesses.
+
+Imported at the end of :mod:`reliability.harness.jobs`, which adds :data:`CURATED_KINDS` to its
+``JOB_KINDS`` (import that module, not this one).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import recallbox
+from reliability.harness import corpus
+from reliability.harness.jobs import JobContext, JobEnv, JobKind
+
+DOCS_PER_RUN = 4
+"""Markdown files a knowledge sync finds new before each run (one more is edited)."""
+SECTIONS_PER_DOC = 3
+OUTPUT_LINES = 200
+"""Lines of each stored tool output (long enough to get a handle)."""
+
+
+def run_remember(ctx: JobContext) -> None:
+    rng = random.Random(ctx.writer)
+    ctx.ready()
+    with recallbox.open(ctx.db) as box:
+        for n in range(ctx.count):
+            mark = corpus.marker("k", ctx.writer, n)
+            entry = box.remember(f"{mark} {corpus.sentence(rng)}", "guideline")
+            ctx.ack.record(kind="memory", id=entry.key, marker=mark, n=n)
+
+
+def run_tool_output(ctx: JobContext) -> None:
+    rng = random.Random(ctx.writer)
+    channel = str(ctx.params.get("channel", f"rel:{ctx.writer}"))
+    ctx.ready()
+    with recallbox.open(ctx.db) as box:
+        for n in range(ctx.count):
+            mark = corpus.marker("o", ctx.writer, n)
+            lines = [f"{mark} {corpus.sentence(rng, 6)}"] + [
+                f"line {i} {corpus.sentence(rng, 4)}" for i in range(OUTPUT_LINES)
+            ]
+            stored = box.store_tool_output("\n".join(lines), channel=channel, tool="Bash")
+            ctx.ack.record(kind="output", id=stored.handle, marker=mark, n=n)
+
+
+def _docs(env: JobEnv) -> Path:
+    return env.work / "docs"
+
+
+def grow_docs(env: JobEnv) -> None:
+    """Before each run: new documents (each section with a marker) and one edited document."""
+    docs = _docs(env)
+    docs.mkdir(parents=True, exist_ok=True)
+    rng = env.rng
+    for d in range(DOCS_PER_RUN):
+        marks = [corpus.marker("dk", env.runs, d, s) for s in range(SECTIONS_PER_DOC)]
+        body = "\n".join(f"## Part {m}\n\n{m} {corpus.sentence(rng)}\n" for m in marks)
+        (docs / f"run{env.runs}-doc{d}.md").write_text(f"# Doc\n\n{body}", encoding="utf-8")
+    if env.runs:
+        edited = docs / "run0-doc0.md"
+        mark = corpus.marker("dk", env.runs, "edit")
+        edited.write_text(
+            edited.read_text(encoding="utf-8") + f"\n## Edit {mark}\n\n{mark} appended\n",
+            encoding="utf-8",
+        )
+
+
+def run_knowledge_sync(ctx: JobContext) -> None:
+    docs = ctx.work / "docs"
+    ctx.ready()
+    with recallbox.open(ctx.db) as box:
+        box.sync_directory(docs)
+    for path in sorted(docs.glob("*.md")):  # acknowledged once the sync returned
+        for mark in _doc_markers(path):
+            ctx.ack.record(kind="section", id=path.name, marker=mark)
+
+
+def _doc_markers(path: Path) -> list[str]:
+    return [
+        line.split(" ", 2)[2]
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("## ") and len(line.split(" ", 2)) == 3
+    ]
+
+
+def check_docs(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) -> list[str]:
+    """After completion every section of every file on disk is indexed and found."""
+    if not complete:
+        return []
+    problems: list[str] = []
+    with recallbox.open(env.db) as box:
+        for path in sorted(_docs(env).glob("*.md")):
+            for mark in _doc_markers(path):
+                hits = box.search(mark, domain="knowledge", limit=3, allow_embed=False)
+                if not any(mark in hit.text for hit in hits):
+                    problems.append(f"section {mark} of {path.name} is not indexed")
+    return problems
+
+
+CURATED_KINDS: tuple[JobKind, ...] = (
+    JobKind("remember", "python", run_remember, complete_params={"count": 10}, loops=True, tag="k"),
+    JobKind(
+        "knowledge_sync",
+        "python",
+        run_knowledge_sync,
+        before_run=grow_docs,
+        check=check_docs,
+        tag="d",
+    ),
+    JobKind(
+        "tool_output",
+        "python",
+        run_tool_output,
+        complete_params={"count": 5},
+        loops=True,
+        tag="o",
+    ),
+)
+"""The job kinds of the memory, knowledge and tool-output domains."""
