@@ -125,6 +125,7 @@ def crash(root: Path, kills: int, kinds: list[str]) -> dict[str, Any]:
         started = time.monotonic()
         result = crash_series(kind, root, kills, seed=15)
         out[kind] = {
+            "commit": _commit(),
             "kills": result.kills,
             "runs_that_finished_before_their_kill": result.finished_before_kill,
             "acknowledged_writes": result.acknowledged,
@@ -316,8 +317,9 @@ def main() -> int:
                 results[section] = concurrency(work, args.writers, args.writes, args.import_turns)
             elif section == "held_import":
                 results[section] = held_import(work)
-            elif section == "crash":
-                results[section] = crash(work, args.kills, args.kinds.split(","))
+            elif section == "crash":  # kinds run apart keep the figures of the others
+                kept = {k: v for k, v in results.get(section, {}).items() if k != "run"}
+                results[section] = kept | crash(work, args.kills, args.kinds.split(","))
             elif section == "faults":
                 results[section] = faults()
             elif section == "hostile":
