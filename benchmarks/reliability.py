@@ -88,6 +88,9 @@ def concurrency(root: Path, writers: int, writes: int, import_turns: int) -> dic
         Role("compact", {"channel": "shared", "count": writes // 20}),
         Role("import_claude_code"),
         Role("embed"),
+        Role("remember", {"count": writes // 5}),
+        Role("tool_output", {"channel": "shared", "count": writes // 10}),
+        Role("knowledge_sync"),
         Role("reader", processes=2),
     ]
     result = run_concurrently(root, roles)
