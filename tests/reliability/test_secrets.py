@@ -18,6 +18,8 @@ from pathlib import Path
 import apsw
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import recallbox
 from recallbox.cli import cli
@@ -184,3 +186,44 @@ def test_the_cli_verbs(planted: Planted) -> None:
     assert code == 0 and json.loads(out)["pages"] > 0
     code, out = _cli(p.db, "backup", str(copy))
     assert code == 2 and "exists" in out
+
+
+PLAIN = st.text(alphabet="abcdefghijklm \n", max_size=40)
+SECRET = st.text(alphabet="nopqrstuvwxyz", min_size=2, max_size=12).map(lambda s: "ZQX" + s)
+"""A secret never found in the schema text, nor formed by the plain text around it."""
+REDACT_EXAMPLES = 25
+"""Each example is a real database file: a few dozen keep the suite fast."""
+
+
+@settings(max_examples=REDACT_EXAMPLES, deadline=None)
+@given(
+    secret=SECRET,
+    pieces=st.lists(PLAIN, min_size=1, max_size=6),
+    places=st.lists(st.sampled_from(["content", "arg", "nested", "meta"]), min_size=1),
+)
+def test_redact_finds_every_planted_copy_and_leaves_no_byte(
+    tmp_path_factory: pytest.TempPathFactory, secret: str, pieces: list[str], places: list[str]
+) -> None:
+    root = tmp_path_factory.mktemp("redact")
+    fields: dict[str, list[str]] = {"content": [], "arg": [], "nested": [], "meta": []}
+    for i, place in enumerate(places):
+        fields[place].append(pieces[i % len(pieces)] + secret)
+    with recallbox.open(root / "s.db") as box:
+        message = box.append(
+            "t",
+            "assistant",
+            "".join(fields["content"]) + pieces[0],
+            tool_calls=[
+                {
+                    "id": "c",
+                    "name": "x",
+                    "arguments": {"a": "".join(fields["arg"]), "n": [[{"d": fields["nested"]}]]},
+                }
+            ],
+            metadata={"m": fields["meta"], "k": 1},
+        )
+        assert box.redact(message.id, secret) == len(places)
+        stored = box.message(message.id)
+        assert secret not in repr((stored.content, stored.tool_calls, stored.metadata))
+    for path in root.iterdir():
+        assert secret.encode() not in path.read_bytes(), path.name
