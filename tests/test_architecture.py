@@ -54,6 +54,8 @@ AGENT_FACING = {
     "domains/knowledge.py",
     "domains/memory.py",
     "domains/context.py",
+    "domains/code.py",
+    "domains/code_calls.py",
 }
 AUDIT_VERBS = {"messages", "message", "threads", "memories"}
 #: The store's audit reads, forbidden on the search paths this package owns.
@@ -65,6 +67,8 @@ STORE_AUDIT_READS = {
     "memory_entries",
     "memory_entry",
     "document_sections",
+    "code_graph",
+    "code_call_edges",
 }
 SEARCH_PATHS = AGENT_FACING - {"mcp_server.py", "hooks.py"}
 #: The erasing verbs (DESIGN §7a): a person runs them (CLI, Python), never an agent or the web

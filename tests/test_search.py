@@ -200,11 +200,9 @@ def test_duplicates_collapse_to_one_hit(box: recallbox.Box) -> None:
 
 def test_domains(box: recallbox.Box) -> None:
     assert DOMAINS == ("memory", "knowledge", "sessions", "transcripts", "code")
-    assert AVAILABLE_DOMAINS == ("memory", "knowledge", "sessions", "transcripts")
+    assert AVAILABLE_DOMAINS == ("memory", "knowledge", "sessions", "transcripts", "code")
     with pytest.raises(recallbox.InvalidArgument, match="unknown domain"):
         box.search("x", domain="everything")
-    with pytest.raises(recallbox.InvalidArgument, match="not available yet"):
-        box.search("x", domain="code")
 
 
 @pytest.mark.parametrize("limit", [0, -1, 1001, 2.5, True, "10"])

@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from recallbox.box_curated import CuratedVerbs
 from recallbox.box_recall import RecallVerbs
 from recallbox.box_secrets import SecretVerbs
-from recallbox.domains import history, reading
+from recallbox.domains import code_calls, history, reading
 from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.other_memory import AnswerPool, search_memory
@@ -53,7 +53,12 @@ from recallbox.types import (
     Thread,
 )
 
+if TYPE_CHECKING:
+    from recallbox.code.types import CodeIndexReport
+
 MEMORY_URL = ":memory:"
+#: ``progress(files done, files in all, path)`` of :meth:`Box.index_code`.
+CodeProgress = Callable[[int, int, str], None]
 
 
 def _resolve_location(path_or_url: str | Path) -> str:
@@ -416,6 +421,59 @@ class Box(CuratedVerbs, RecallVerbs, SecretVerbs):
         page = reading.message_page(self.store, message_id, view, offset)
         self.hits.drill(str(message_id), verb="message_page", domain=reading.READ_DOMAIN)
         return page
+
+    # -- code (DESIGN §4.5, issue #11) -----------------------------------------------------
+    def index_code(
+        self,
+        path: str | os.PathLike[str],
+        scope: str | None = None,
+        *,
+        progress: CodeProgress | None = None,
+    ) -> CodeIndexReport:
+        """Index (or re-index) the repository at ``path`` into the code domain.
+
+        Walks the tree (``.gitignore`` and ``.git/info/exclude`` respected; vendored,
+        generated, binary, minified and oversized files skipped; symlinks never followed),
+        parses with tree-sitter and stores symbols and ``calls``/``imports``/``extends`` edges
+        under ``scope`` (default: the root folder's name; indexing another root under the same
+        scope replaces it). Incremental: only files whose content changed are parsed again,
+        deleted files drop their symbols and edges, and edges are re-resolved across the scope.
+        ``progress(done, total, path)`` is called as files are done.
+
+        Raises:
+            DependencyMissing: the ``code`` extra is not installed
+                (``pip install 'recallbox[code]'``); only indexing needs it.
+            InvalidArgument: ``path`` is not a directory, or a bad scope.
+        """
+        from recallbox.domains.code_index import index_code
+
+        return index_code(self.store, path, scope, progress=progress)
+
+    def callers(self, symbol_id: str, depth: int = 1, *, scope: str | None = None) -> list[Hit]:
+        """The symbols that call ``symbol_id`` (``path::Class.method``), up to ``depth`` hops.
+
+        Hits of the ``code`` domain, nearest first; the privacy policy applies (a denied file's
+        symbols are never callers). ``scope`` is needed only when the id is in several scopes.
+
+        Raises:
+            NotFound: unknown id, or an id of a denied file (the same error).
+            InvalidArgument: the id is in several scopes and no ``scope`` was given, or a bad
+                ``depth``.
+        """
+        return code_calls.callers(self.store, symbol_id, depth, scope=scope)
+
+    def callees(self, symbol_id: str, *, scope: str | None = None) -> list[Hit]:
+        """The symbols ``symbol_id`` calls (resolved calls), in the order of its first calls.
+
+        Raises:
+            NotFound: unknown id, or an id of a denied file (the same error).
+            InvalidArgument: the id is in several scopes and no ``scope`` was given.
+        """
+        return code_calls.callees(self.store, symbol_id, scope=scope)
+
+    def _other_memory_hits(self, query: str, limit: int) -> list[Hit]:
+        """The default answerer's ranking: sessions, keyword leg only (DESIGN §3.2)."""
+        return self.search(query, domain="sessions", limit=limit, allow_embed=False)
 
 
 def open_box(path_or_url: str | Path, *, embedder: object = None, hit_log: bool = True) -> Box:

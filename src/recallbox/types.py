@@ -131,7 +131,9 @@ class Hit:
     it, verbatim, around the best match. ``keyword`` is the normalised keyword score ``k`` and
     ``vector`` the vector similarity ``v`` the score was fused from (``None``: that leg is
     absent for this hit). ``source`` and ``lines`` name a file and line range where the domain
-    has one (transcripts, knowledge, code).
+    has one (transcripts, knowledge, code); ``scope`` the project of a knowledge or code hit;
+    ``stale`` is True when a code hit's file changed since it was indexed; ``callers`` holds the
+    ids of the symbols that call a code hit (the top hit of a code search: up to 5).
     """
 
     id: str
@@ -155,6 +157,10 @@ class Hit:
     """How the score came about (DESIGN §4.2): ``bm25`` (the raw keyword score ``s``),
     ``keyword`` (``k``), ``vector`` (``v``) when present, ``fused`` (the score) and ``leg``
     (``"keyword"`` or ``"vector"``, the leg that carried it); see ``recallbox.ranking.fusion``."""
+    stale: bool = False
+    """``code``: the symbol's file changed on disk since it was indexed."""
+    callers: tuple[str, ...] = ()
+    """``code``: ids of the symbols that call this one (resolved calls)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -486,3 +492,5 @@ class PurgeReport:
     vectors: int
     hits: int
     wal_truncated: bool
+    files: int = 0
+    """Code files purged (with their symbols and edges)."""

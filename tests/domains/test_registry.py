@@ -19,6 +19,7 @@ from recallbox.domains.registry import (
 from recallbox.domains.transcripts import render_transcripts_bucket
 from recallbox.ranking.fusion import DOMAIN_THRESHOLDS
 from recallbox.storage.base import (
+    CORPUS_CODE_SYMBOL,
     CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
     CORPUS_SECTION,
@@ -33,13 +34,14 @@ from recallbox.types import Hit
 
 def test_the_registry_lists_what_can_be_searched_in_bucket_order() -> None:
     assert DOMAINS == ("memory", "knowledge", "sessions", "transcripts", "code")
-    available = ("memory", "knowledge", "sessions", "transcripts")
+    available = ("memory", "knowledge", "sessions", "transcripts", "code")
     assert AVAILABLE_DOMAINS == available == tuple(d.name for d in registered())
     assert vector_owners() == [
         CORPUS_MEMORY_ENTRY,
         CORPUS_SECTION,
         CORPUS_MESSAGE,
         CORPUS_TRANSCRIPT_CHUNK,
+        CORPUS_CODE_SYMBOL,
     ]
     for name, domain in REGISTRY.items():
         assert domain.name == name and name in DOMAINS
@@ -52,12 +54,9 @@ def test_an_unknown_domain_names_the_known_ones(name: object) -> None:
         get_domain(name)
 
 
-@pytest.mark.parametrize("name", ["code"])
-def test_a_domain_of_a_later_version_is_not_available_yet(name: str) -> None:
-    with pytest.raises(
-        recallbox.InvalidArgument, match=r"not available yet.*memory, knowledge, sessions"
-    ):
-        get_domain(name)
+def test_every_domain_of_the_design_is_available() -> None:
+    assert AVAILABLE_DOMAINS == DOMAINS
+    assert [get_domain(name).name for name in DOMAINS] == list(DOMAINS)
 
 
 def test_a_registered_domain_searches_and_renders_through_the_protocol(box: recallbox.Box) -> None:

@@ -99,6 +99,7 @@ def test_thresholds() -> None:
         "knowledge": 0.05,
         "sessions": 0.05,
         "transcripts": 0.05,
+        "code": 0.05,
     }
 
 

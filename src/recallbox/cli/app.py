@@ -16,6 +16,7 @@ import click
 from recallbox import __version__
 from recallbox.cli.commands import (
     agents,
+    code,
     imports,
     knowledge,
     maintenance,
@@ -95,7 +96,18 @@ def cli() -> None:
     """
 
 
-for _module in (threads, policy, imports, search, agents, maintenance, memory, knowledge, recall):
+for _module in (
+    threads,
+    policy,
+    imports,
+    search,
+    agents,
+    maintenance,
+    memory,
+    knowledge,
+    code,
+    recall,
+):
     _module.register(cli)
 for _module in (secrets,):
     _module.register(cli)

@@ -56,12 +56,18 @@ def diff_hashes(previous: Mapping[str, str], current: Mapping[str, str]) -> File
 
 @dataclass(frozen=True, slots=True)
 class FileStamp:
-    """What the index recorded about one file: its hash, size and mtime (nanoseconds)."""
+    """What the index recorded about one file: its hash, size, mtime (nanoseconds) and file
+    identity (``"<device>:<inode>"``, ``None`` when unknown)."""
 
     path: str
     hash: str
     size: int
     mtime_ns: int
+    identity: str | None = None
+
+    def same_stat(self, size: int, mtime_ns: int) -> bool:
+        """Whether a file with this size and mtime is taken as unchanged without reading it."""
+        return self.size == size and self.mtime_ns == mtime_ns
 
 
 def stale_files(root: Path, stamps: Iterable[FileStamp]) -> list[str]:
@@ -82,7 +88,7 @@ def stale_files(root: Path, stamps: Iterable[FileStamp]) -> list[str]:
         except OSError:
             stale.append(stamp.path)
             continue
-        if stat.st_size == stamp.size and stat.st_mtime_ns == stamp.mtime_ns:
+        if stamp.same_stat(stat.st_size, stat.st_mtime_ns):
             continue
         try:
             data = path.read_bytes()

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from recallbox.code.extract import extract_file
 from recallbox.code.gitmeta import head_commit
-from recallbox.code.incremental import FileChanges, diff_hashes, file_hash
+from recallbox.code.incremental import FileChanges, FileStamp, diff_hashes, file_hash
 from recallbox.code.languages import (
     CODE_EXTENSIONS,
     language_for_path,
@@ -31,11 +31,17 @@ Progress = Callable[[int, int, str], None]
 
 @dataclass(frozen=True, slots=True)
 class ParsedRepository:
-    """The parsed (new or changed) files, what changed, and the run's report."""
+    """The parsed (new or changed) files, what changed, and the run's report.
+
+    ``stamps`` holds every source file present now (hash, size, mtime, identity), parsed or
+    not; ``sources`` the bytes of the parsed files (what symbol excerpts are cut from).
+    """
 
     files: tuple[FileIndex, ...]
     changes: FileChanges
     report: CodeIndexReport
+    stamps: dict[str, FileStamp] = field(default_factory=dict)
+    sources: dict[str, bytes] = field(default_factory=dict)
 
 
 def parse_repository(
@@ -43,17 +49,21 @@ def parse_repository(
     *,
     scope: str | None = None,
     previous: Mapping[str, str] | None = None,
+    stamps: Mapping[str, FileStamp] | None = None,
     max_file_bytes: int = MAX_CODE_FILE_BYTES,
     progress: Progress | None = None,
 ) -> ParsedRepository:
-    """Parse the source files of ``root`` that are new or changed since ``previous``.
+    """Parse the source files of ``root`` that are new or changed since the last index.
 
     Args:
         root: the repository (or any directory) to index.
         scope: the project name recorded in the report (default: the root directory's name).
-        previous: ``{path: hash}`` of the files indexed last time (``None`` for a first index).
+        previous: ``{path: hash}`` of the files indexed last time (``None`` for a first index;
+            taken from ``stamps`` when only they are given).
+        stamps: what the last index recorded per file; a file whose size and mtime still match
+            its stamp is taken as unchanged without being read (as ``git status`` does).
         max_file_bytes: files larger than this are skipped as ``too_large``.
-        progress: called after each file read.
+        progress: called as each file is done (read and found unchanged or skipped, or parsed).
 
     Returns:
         The new :class:`FileIndex` records (``report.symbols``/``edges`` count only these),
@@ -64,25 +74,38 @@ def parse_repository(
         InvalidArgument: ``root`` is not a directory.
     """
     require_tree_sitter()
+    known = dict(stamps or {})
+    before = dict(previous) if previous is not None else {p: s.hash for p, s in known.items()}
     walked = walk_repository(root, extensions=CODE_EXTENSIONS, max_file_bytes=max_file_bytes)
     skipped = list(walked.skipped)
     missing: Counter[str] = Counter()
     contents: dict[str, tuple[WalkedFile, bytes, str]] = {}
+    current: dict[str, FileStamp] = {}
     total = len(walked.files)
-    for done, item in enumerate(walked.files, start=1):
-        entry = _read(walked.root, item, missing, skipped)
-        if entry is not None:
-            contents[item.path] = entry
+    done = 0
+    for item in walked.files:
+        stamp = known.get(item.path)
+        if stamp is not None and stamp.same_stat(item.size, item.mtime_ns) and _parser_of(item.path):
+            current[item.path] = FileStamp(item.path, stamp.hash, item.size, item.mtime_ns, item.identity)
+        else:
+            entry = _read(walked.root, item, missing, skipped)
+            if entry is not None:
+                digest = file_hash(entry[1])
+                current[item.path] = FileStamp(item.path, digest, item.size, item.mtime_ns, item.identity)
+                if before.get(item.path) != digest:
+                    contents[item.path] = entry
+                    continue
+        done += 1
         if progress is not None:
             progress(done, total, item.path)
-    current = {path: file_hash(data) for path, (_, data, _) in contents.items()}
-    changes = diff_hashes(previous or {}, current)
-    parsed = tuple(
-        extract_file(
-            path, contents[path][1], contents[path][2], mtime_ns=contents[path][0].mtime_ns
-        )
-        for path in changes.to_parse
-    )
+    changes = diff_hashes(before, {path: stamp.hash for path, stamp in current.items()})
+    parsed: list[FileIndex] = []
+    for path in changes.to_parse:
+        item, data, language = contents[path]
+        parsed.append(extract_file(path, data, language, mtime_ns=item.mtime_ns))
+        done += 1
+        if progress is not None:
+            progress(done, total, path)
     report = CodeIndexReport(
         root=str(walked.root),
         scope=scope or walked.root.name,
@@ -99,7 +122,14 @@ def parse_repository(
         languages_skipped=dict(missing),
         commit=head_commit(walked.repository) if walked.repository is not None else None,
     )
-    return ParsedRepository(parsed, changes, report)
+    sources = {path: contents[path][1] for path in changes.to_parse}
+    return ParsedRepository(tuple(parsed), changes, report, current, sources)
+
+
+def _parser_of(path: str) -> bool:
+    """Whether the file's language has a grammar installed (else it is skipped, not kept)."""
+    spec = language_for_path(path)
+    return spec is not None and parser_for(spec.name) is not None
 
 
 def _read(

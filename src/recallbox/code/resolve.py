@@ -25,10 +25,10 @@ re-resolved after some of its files changed.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 
 from recallbox.code.modules import JS_FAMILY, ModuleMap
 from recallbox.code.types import (
@@ -50,6 +50,9 @@ MAX_BASE_DEPTH = 5
 
 _PARTS = re.compile(r"::|\.")
 _CALLABLE_KINDS = frozenset({"function", "class", "struct", "enum", "interface", "trait", "type"})
+_METHOD_KINDS = frozenset({"method"})
+#: Distinct target names whose parts are remembered (a bounded cache of a pure function).
+SPLIT_CACHE_SIZE = 1 << 16
 
 
 class _Index:
@@ -58,14 +61,38 @@ class _Index:
         self.modules = ModuleMap.build(((file.path, file.language) for file in files), root_name)
         self.symbols: dict[str, Symbol] = {}
         self.by_name: dict[str, list[Symbol]] = defaultdict(list)
-        self.imports: dict[str, list[str]] = defaultdict(list)
+        # Per file: the first part of each import (what makes a name qualified) and its
+        # imports by last part (what a re-export lookup follows).
+        self.import_heads: dict[str, frozenset[str]] = {}
+        self.imports_by_last: dict[str, dict[str, list[str]]] = {}
         for file in files:
             for symbol in file.symbols:
                 self.symbols[symbol.id] = symbol
                 if symbol.kind != "module":
                     self.by_name[symbol.name].append(symbol)
-            self.imports[file.path] = [e.target_name for e in file.edges if e.kind == "imports"]
+            imported = [e.target_name for e in file.edges if e.kind == "imports"]
+            separator = "::" if file.language == "rust" else "."
+            self.import_heads[file.path] = frozenset(n.split(separator, 1)[0] for n in imported)
+            by_last: dict[str, list[str]] = defaultdict(list)
+            for name in imported:
+                by_last[last_part(name)].append(name)
+            self.imports_by_last[file.path] = by_last
         self.bases: dict[str, list[str]] = defaultdict(list)
+        self._named: dict[tuple[str, frozenset[str], frozenset[str]], _Named] = {}
+
+    def named(self, name: str, kinds: frozenset[str], family: frozenset[str]) -> _Named:
+        """The symbols called ``name`` of ``kinds`` in ``family``, grouped by class name."""
+        key = (name, kinds, family)
+        found = self._named.get(key)
+        if found is None:
+            symbols = [
+                s for s in self.by_name.get(name, ()) if s.kind in kinds and s.language in family
+            ]
+            by_class: dict[str, list[Symbol]] = defaultdict(list)
+            for symbol in symbols:
+                by_class[_class_name(symbol).casefold()].append(symbol)
+            found = self._named[key] = _Named(symbols, dict(by_class))
+        return found
 
     def lookup(self, path: str, rest: Sequence[str], hops: int = 0) -> str | None:
         """The id of ``rest`` (qualname parts) defined in ``path``, following re-exports."""
@@ -75,22 +102,39 @@ class _Index:
         file = self.files.get(path)
         if not rest or file is None or hops >= MAX_REEXPORT_HOPS:
             return None
-        for edge in file.edges:
-            if edge.kind == "imports" and _last(edge.target_name) == rest[0]:
-                for module, inner in self.modules.split(path, file.language, edge.target_name):
-                    found = self.lookup(module, (*inner, *rest[1:]), hops + 1)
-                    if found is not None:
-                        return found
+        for target_name in self.imports_by_last[path].get(rest[0], ()):
+            for module, inner in self.modules.split(path, file.language, target_name):
+                found = self.lookup(module, (*inner, *rest[1:]), hops + 1)
+                if found is not None:
+                    return found
         return None
 
 
-def resolve_edges(files: Sequence[FileIndex], *, root_name: str | None = None) -> list[Edge]:
+class _Named:
+    """Symbols of one name (and kinds, language family), and the same grouped by class name."""
+
+    __slots__ = ("by_class", "ids", "symbols")
+
+    def __init__(self, symbols: list[Symbol], by_class: dict[str, list[Symbol]]) -> None:
+        self.symbols = symbols
+        self.ids = frozenset(symbol.id for symbol in symbols)
+        self.by_class = by_class
+
+
+def resolve_edges(
+    files: Sequence[FileIndex],
+    *,
+    root_name: str | None = None,
+    only: Callable[[FileIndex, Edge], bool] | None = None,
+) -> list[Edge]:
     """Every edge of ``files``, with targets resolved across them (see the module docstring).
 
     Args:
         files: all the files of one index (one scope), as extracted or as stored.
         root_name: the indexed root directory's name; when the root is itself a Python
             package (it holds ``__init__.py``), ``<root_name>.<module>`` names its modules.
+        only: the edges to resolve (again); the others are returned as given, their targets
+            taken as resolved (a stored base class still leads to its methods). ``None``: all.
 
     Returns:
         The edges in file order, then extraction order; ``exact`` edges unchanged.
@@ -98,18 +142,20 @@ def resolve_edges(files: Sequence[FileIndex], *, root_name: str | None = None) -
     index = _Index(files, root_name)
     resolved: dict[int, Edge] = {}
     ordered = [(file, edge) for file in files for edge in file.edges]
+
+    def wanted(file: FileIndex, edge: Edge) -> bool:
+        return edge.confidence != CONFIDENCE_EXACT and (only is None or only(file, edge))
+
     # Bases first, so inherited methods can be found through them.
     for position, (file, edge) in enumerate(ordered):
         if edge.kind == "extends":
-            result = _resolve(index, file, edge) if edge.confidence != CONFIDENCE_EXACT else edge
+            result = _resolve(index, file, edge) if wanted(file, edge) else edge
             resolved[position] = result
             if result.target_id is not None:
                 index.bases[edge.source_id].append(result.target_id)
     for position, (file, edge) in enumerate(ordered):
         if position not in resolved:
-            resolved[position] = (
-                edge if edge.confidence == CONFIDENCE_EXACT else _resolve(index, file, edge)
-            )
+            resolved[position] = _resolve(index, file, edge) if wanted(file, edge) else edge
     return [resolved[position] for position in range(len(ordered))]
 
 
@@ -124,7 +170,7 @@ def _resolve(index: _Index, file: FileIndex, edge: Edge) -> Edge:
     # A name qualified by an import that is not in the index names an outside library.
     if target is None and edge.kind != "imports" and not qualified:
         target, confidence = _by_name(index, file, edge)
-    return dataclasses.replace(edge, target_id=target, confidence=confidence)
+    return Edge(edge.kind, edge.source_id, edge.target_name, edge.line, target, confidence)
 
 
 def _through_module(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | None, Confidence]:
@@ -148,7 +194,7 @@ def _qualified(index: _Index, file: FileIndex, name: str) -> bool:
         return True
     if file.language == "python" and name.startswith("."):
         return True
-    return any(imported.split(separator, 1)[0] == head for imported in index.imports[file.path])
+    return head in index.import_heads[file.path]
 
 
 def _through_bases(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | None, Confidence]:
@@ -177,22 +223,20 @@ def _through_bases(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | No
 def _by_name(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | None, Confidence]:
     parts = _split(edge.target_name)
     name = parts[-1] if parts else ""
-    kinds = (
-        CLASS_KINDS
-        if edge.kind == "extends"
-        else (frozenset({"method"}) if len(parts) > 1 else _CALLABLE_KINDS)
+    kinds = CLASS_KINDS if edge.kind == "extends" else (
+        _METHOD_KINDS if len(parts) > 1 else _CALLABLE_KINDS
     )
     family = JS_FAMILY if file.language in JS_FAMILY else frozenset({file.language})
-    candidates = [
-        symbol
-        for symbol in index.by_name.get(name, ())
-        if symbol.kind in kinds and symbol.language in family and symbol.id != edge.source_id
-    ]
-    if len(candidates) > 1 and len(parts) > 1:
+    named = index.named(name, kinds, family)
+    # The candidates are the named symbols but the source itself (a recursive call).
+    count = len(named.symbols) - (edge.source_id in named.ids)
+    if count > 1 and len(parts) > 1:
         receiver = parts[-2].strip("_").casefold()
-        candidates = [s for s in candidates if _class_name(s).casefold() == receiver] or candidates
-    if len(candidates) == 1:
-        return candidates[0].id, CONFIDENCE_NAME_ONLY
+        narrowed = [s for s in named.by_class.get(receiver, ()) if s.id != edge.source_id]
+        if len(narrowed) == 1:
+            return narrowed[0].id, CONFIDENCE_NAME_ONLY
+    if count == 1:
+        return next(s.id for s in named.symbols if s.id != edge.source_id), CONFIDENCE_NAME_ONLY
     return None, CONFIDENCE_NAME_ONLY
 
 
@@ -201,12 +245,15 @@ def _class_name(symbol: Symbol) -> str:
     return head.rpartition(".")[2].split("#", 1)[0]
 
 
-def _split(name: str) -> list[str]:
+@lru_cache(maxsize=SPLIT_CACHE_SIZE)
+def _split(name: str) -> tuple[str, ...]:
     tail = name.rpartition(":")[2] if ":" in name.replace("::", "") else name
-    return [part for part in _PARTS.split(tail) if part]
+    return tuple(part for part in _PARTS.split(tail) if part)
 
 
-def _last(name: str) -> str:
+def last_part(name: str) -> str:
+    """The last part of a target name (``pkg.mod:Box.search`` → ``search``): what name-only
+    resolution looks up."""
     parts = _split(name)
     return parts[-1] if parts else ""
 
@@ -219,4 +266,4 @@ def resolved_counts(edges: Iterable[Edge]) -> dict[str, int]:
     return dict(counts)
 
 
-__all__ = ["MAX_BASE_DEPTH", "MAX_REEXPORT_HOPS", "resolve_edges", "resolved_counts"]
+__all__ = ["MAX_BASE_DEPTH", "MAX_REEXPORT_HOPS", "last_part", "resolve_edges", "resolved_counts"]

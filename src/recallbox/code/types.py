@@ -24,15 +24,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 SymbolKind = Literal[
-    "module",
-    "class",
-    "function",
-    "method",
-    "interface",
-    "struct",
-    "enum",
-    "trait",
-    "type",
+    "module", "class", "function", "method", "interface", "struct", "enum", "trait", "type",
     "namespace",
 ]
 EdgeKind = Literal["calls", "imports", "extends"]
@@ -55,28 +47,12 @@ CONFIDENCES: Final[tuple[Confidence, ...]] = ("exact", "resolved", "name-only")
 CLASS_KINDS: Final = frozenset({"class", "interface", "struct", "enum", "trait"})
 
 SkipReason = Literal[
-    "gitignored",
-    "vendored",
-    "generated",
-    "binary",
-    "minified",
-    "too_large",
-    "symlink",
-    "symlink_outside",
-    "unreadable",
-    "grammar_missing",
+    "gitignored", "vendored", "generated", "binary", "minified", "too_large", "symlink",
+    "symlink_outside", "unreadable", "grammar_missing",
 ]
 SKIP_REASONS: Final[tuple[SkipReason, ...]] = (
-    "gitignored",
-    "vendored",
-    "generated",
-    "binary",
-    "minified",
-    "too_large",
-    "symlink",
-    "symlink_outside",
-    "unreadable",
-    "grammar_missing",
+    "gitignored", "vendored", "generated", "binary", "minified", "too_large", "symlink",
+    "symlink_outside", "unreadable", "grammar_missing",
 )
 
 
@@ -169,6 +145,12 @@ class CodeIndexReport:
     reason, ``skipped_files`` lists them). ``failed`` lists the parsed files with an error
     (they are indexed as far as they parsed). ``languages`` counts parsed files per language,
     ``languages_skipped`` the files of a language whose grammar is not installed.
+
+    Stored indexes (``box.index_code``) also report the scope's totals after the run
+    (``total_files``, ``total_symbols``, ``total_edges``), how the edges were resolved
+    (``full_resolution``: every edge of the scope, else only those a change can affect),
+    how many stored edges of unchanged files were resolved again (``edges_reresolved``) and
+    how many of those now point elsewhere (``edges_updated``).
     """
 
     root: str
@@ -185,6 +167,12 @@ class CodeIndexReport:
     languages: dict[str, int] = field(default_factory=dict)
     languages_skipped: dict[str, int] = field(default_factory=dict)
     commit: str | None = None
+    total_files: int = 0
+    total_symbols: int = 0
+    total_edges: int = 0
+    full_resolution: bool = True
+    edges_reresolved: int = 0
+    edges_updated: int = 0
 
 
 def symbol_id(path: str, qualname: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from recallbox.domains.base import Domain
+from recallbox.domains.code import CODE
 from recallbox.domains.knowledge import KNOWLEDGE
 from recallbox.domains.memory import MEMORY
 from recallbox.domains.sessions import SESSIONS
@@ -23,7 +24,7 @@ DOMAINS: tuple[str, ...] = ("memory", "knowledge", "sessions", "transcripts", "c
 
 #: The domains this version can search, by name.
 REGISTRY: Mapping[str, Domain] = {
-    domain.name: domain for domain in (MEMORY, KNOWLEDGE, SESSIONS, TRANSCRIPTS)
+    domain.name: domain for domain in (MEMORY, KNOWLEDGE, SESSIONS, TRANSCRIPTS, CODE)
 }
 
 #: Their names, in :data:`DOMAINS` order.

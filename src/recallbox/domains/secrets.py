@@ -121,6 +121,7 @@ def purge(store: Store, target: SecretTarget) -> PurgeReport:
         vectors=erasure.vectors,
         hits=erased.hits,
         wal_truncated=erasure.wal_truncated,
+        files=erased.files,
     )
 
 

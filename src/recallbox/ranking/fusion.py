@@ -36,6 +36,7 @@ THRESHOLD_SESSIONS = 0.05
 THRESHOLD_KNOWLEDGE = 0.05
 THRESHOLD_TRANSCRIPTS = 0.05
 THRESHOLD_MEMORY = 0.10
+THRESHOLD_CODE = 0.05
 #: ``Hit.explain`` keys (DESIGN §4.2, §9): the raw keyword score ``s``, the normalised ``k``,
 #: the vector similarity ``v``, the fused score, and the leg that carried it.
 EXPLAIN_BM25 = "bm25"
@@ -48,6 +49,7 @@ DOMAIN_THRESHOLDS: dict[str, float] = {
     "knowledge": THRESHOLD_KNOWLEDGE,
     "sessions": THRESHOLD_SESSIONS,
     "transcripts": THRESHOLD_TRANSCRIPTS,
+    "code": THRESHOLD_CODE,
 }
 
 

@@ -5,17 +5,22 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from recallbox.box import Box
+from recallbox.errors import DependencyMissing
 from recallbox.recall_types import BucketedRecall
-from recallbox.types import RecallResult, Thread
+from recallbox.types import Hit, RecallResult, Thread
 
 JOURNAL_FILLER_LINES = 1_500
 SAMPLE_PACKAGE = "recallbox.samples"
 #: The demo's closing bucketed recall (#12): the question an agent would ask of its memory.
 DEMO_RECALL_QUERY = "billing connection refused pg-replica-1"
 DEMO_RECALL_BUDGET_CHARS = 6_000
+#: The scope the demo indexes this package's own source under, and what it looks up there.
+CODE_DEMO_SCOPE = "recallbox-samples"
+CODE_DEMO_QUERY = "load_sample"
 
 
 def _journal() -> str:
@@ -110,6 +115,28 @@ def load_curated(box: Box) -> CuratedDemo:
 
 
 @dataclass(frozen=True, slots=True)
+class CodeDemo:
+    """The code step of the demo: the sample source indexed, and one symbol looked up."""
+
+    scope: str
+    files: int
+    symbols: int
+    query: str
+    hits: list[Hit]
+
+
+def demo_code(box: Box) -> CodeDemo | None:
+    """Index this package's own source (``recallbox/samples``) and look a symbol up; ``None``
+    without the ``code`` extra (the code bucket then stays empty, DESIGN §8)."""
+    try:
+        report = box.index_code(Path(__file__).parent, scope=CODE_DEMO_SCOPE)
+    except DependencyMissing:
+        return None
+    hits = box.search(CODE_DEMO_QUERY, domain="code", scope=CODE_DEMO_SCOPE, limit=3)
+    return CodeDemo(report.scope, report.total_files, report.total_symbols, CODE_DEMO_QUERY, hits)
+
+
+@dataclass(frozen=True, slots=True)
 class DemoResult:
     """What ``recallbox demo`` shows: the loaded thread, its health, one search, and the
     knowledge and memory step."""
@@ -122,6 +149,7 @@ class DemoResult:
     found: str
     curated: CuratedDemo
     recalled: BucketedRecall | None = None
+    code: CodeDemo | None = None
 
 
 def recall_step(box: Box) -> BucketedRecall:
@@ -145,5 +173,6 @@ def run_demo(box: Box, query: str) -> DemoResult:
         query=query,
         found=box.search_memory(query, channel),
         curated=curated,
+        code=demo_code(box),
     )
     return replace(result, recalled=recall_step(box))

@@ -26,10 +26,12 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from recallbox.storage.base_code import CodeStore
 from recallbox.storage.capability import protocol_members, require
 from recallbox.storage.curated import KnowledgeStore, MemoryStore
 from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import (
+    CORPUS_CODE_SYMBOL,
     CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
     CORPUS_SECTION,
@@ -391,6 +393,7 @@ class Store(
     SecretStore,
     Health,
     ToolOutputStore,
+    CodeStore,
     Protocol,
 ):
     """A complete backend: every concern above."""
@@ -417,10 +420,12 @@ PROTOCOLS: tuple[type, ...] = (
     SecretStore,
     Health,
     ToolOutputStore,
+    CodeStore,
 )
 
 
 __all__ = [
+    "CORPUS_CODE_SYMBOL",
     "CORPUS_MEMORY_ENTRY",
     "CORPUS_MESSAGE",
     "CORPUS_SECTION",
@@ -430,6 +435,7 @@ __all__ = [
     "CandidateStream",
     "ChunkRow",
     "ChunkSource",
+    "CodeStore",
     "Deadline",
     "DocumentWrite",
     "EmbedTarget",

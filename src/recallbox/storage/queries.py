@@ -22,6 +22,9 @@ CORPUS_TRANSCRIPT_CHUNK = "transcript_chunk"
 CORPUS_SECTION = "section"
 #: Memory entries (public id: the entry key, ``PIT03``).
 CORPUS_MEMORY_ENTRY = "memory_entry"
+#: Code symbols of every indexed scope (public id: ``<scope>\x1f<symbol id>``, see
+#: ``recallbox.storage.values_code.code_key``).
+CORPUS_CODE_SYMBOL = "code_symbol"
 
 Phrase = tuple[str, ...]
 """Words that must occur adjacent and in this order (see :class:`LexicalQuery`)."""

@@ -20,9 +20,10 @@ TextRewrite = Callable[[str], tuple[str, int]]
 @dataclass(frozen=True, slots=True)
 class SecretTarget:
     """What a purge or a redaction reaches: any of one message, one thread, one memory entry,
-    the sections of knowledge documents (``source``, normalised as exclusions are and matched
-    as they match documents: a name without ``/`` by basename, one with ``/`` by path, equal
-    or ending with ``/`` + it) and one stored tool output (``handle``)."""
+    the sections of knowledge documents and the code files ``source`` names (normalised as
+    exclusions are and matched as they match: a name without ``/`` by basename, one with ``/``
+    by path — for a document equal or ending with ``/`` + it, for a code file equal) and one
+    stored tool output (``handle``)."""
 
     message_id: str | None = None
     channel: str | None = None
@@ -44,6 +45,7 @@ class ErasedRows:
     outputs: int = 0
     hits: int = 0
     rechunk: tuple[tuple[str, int], ...] = ()
+    files: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,6 @@ def test_search_runtime_errors_exit_1(db: str, run) -> None:
     [
         (("search", "x", "--limit", "0"), "0 is not in the range x>=1"),
         (("search", "x", "--domain", "bogus"), "bogus"),
-        (("search", "x", "--domain", "code"), "not available yet"),
         (("read", "m_0000000000000000", "--offset", "-1"), "-1 is not in the range x>=0"),
         (("read", "m_0000000000000000", "--view", "raw"), "'raw' is not one of"),
         (("embed",), "choose one of --all, --lazy"),

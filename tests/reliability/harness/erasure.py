@@ -111,6 +111,8 @@ def plant(root: Path, bystanders: int = BYSTANDER_MESSAGES) -> Planted:
         "query",
         "note_output",
         "recall_query",
+        "code_doc",
+        "code_body",
     ]
     p = Planted(root, root / "s.db", {k: canary(k) for k in kinds}, bystanders)
     c = p.canaries
@@ -159,6 +161,17 @@ def plant(root: Path, bystanders: int = BYSTANDER_MESSAGES) -> Planted:
             p.document,
         )
         box.add_document("# Other\n\n## Replicas\n\nKeep replicas warm.\n", "other.md")
+        repo = root / "repo"
+        repo.mkdir()
+        (repo / "vault_client.py").write_text(
+            f'def connect_vault():\n    """Uses {c["code_doc"]}."""\n'
+            f'    return "{c["code_body"]}"\n',
+            encoding="utf-8",
+        )
+        (repo / "replicas.py").write_text(
+            'def warm_replicas():\n    """Keep replicas warm."""\n    return 1\n', encoding="utf-8"
+        )
+        assert box.index_code(repo, "app").symbols >= 2
         result = box.recall_context(f"rotate key {c['query']} vault", "MEMORY.md")
         assert result.drilled == (p.memory_key,)
         box.read_message(p.note_id)
@@ -202,6 +215,8 @@ def bystander_problems(p: Planted) -> list[str]:
             problems.append("a bystander message is no longer found")
         if "Keep replicas warm" not in box.recall_context("replicas warm", "other.md").content:
             problems.append("the bystander document is no longer recalled")
+        if not box.search("warm_replicas", domain="code", limit=1, allow_embed=False):
+            problems.append("the bystander code symbol is no longer found")
         if not box.doctor().healthy:
             problems.append("doctor is unhealthy")
     return problems + [x for x in structure_problems(p.db) if not x.startswith("notes:")]
@@ -215,6 +230,7 @@ def purge_everything(p: Planted, box: recallbox.Box) -> list[recallbox.PurgeRepo
     reports.append(box.purge(key=p.memory_key))
     reports.append(box.purge(source=p.document.rsplit("/", 1)[-1]))
     reports.append(box.purge(handle=p.handle))
+    reports.append(box.purge(source="vault_client.py"))
     return reports
 
 
@@ -229,4 +245,5 @@ def redact_everything(p: Planted, box: recallbox.Box) -> list[int]:
         box.redact(None, re.compile(r"cnrydoc_\w+"), source=p.document),
         box.redact(None, c["query"], key=p.memory_key),  # the hit-log's query text
         box.redact(None, c["recall_query"], handle=p.handle),  # recall's rows: one per hit
+        box.redact(None, re.compile(r"cnrycode_\w+"), source="vault_client.py"),
     ]

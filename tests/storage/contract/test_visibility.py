@@ -15,6 +15,7 @@ import pytest
 
 import recallbox
 from recallbox.storage.base import (
+    CORPUS_CODE_SYMBOL,
     CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
     CORPUS_SECTION,
@@ -28,6 +29,7 @@ from recallbox.storage.base import (
     chunk_id,
 )
 
+from . import code_world
 from .helpers import (
     DENIALS,
     DOCUMENT_DENIALS,
@@ -243,3 +245,45 @@ def test_the_readable_history_is_what_a_model_may_read(store: Store) -> None:
     assert [m.id for m in history] == [kept[0].id, kept[1].id, summary.id, later[0].id]
     assert [m.generation for m in history] == [1, 1, 2, 2]
     assert store.readable_history("nope") == []
+
+
+CODE_DENIALS = ("excluded name", "excluded path", "excluded identity", "excluded for the call")
+
+
+def deny_code_file(store: Store, how: str) -> SearchFilter:
+    """Deny ``app/secret.py`` one way; returns the filter a search must then pass."""
+    if how == "excluded name":
+        store.set_source_excluded("secret.py", True)
+    elif how == "excluded path":
+        store.set_source_excluded("other/secret.py", True)  # another file of that name: no effect
+        store.set_source_excluded("app/secret.py", True)
+    elif how == "excluded identity":
+        store.set_source_excluded("renamed.py", True, code_world.SECRET_IDENTITY)
+    else:
+        return SearchFilter(excluded=("app/secret.py",))
+    return EVERYTHING
+
+
+@pytest.mark.parametrize("how", CODE_DENIALS)
+def test_a_denied_code_file_is_invisible_to_every_search_read(store: Store, how: str) -> None:
+    code_world.build(store)
+    space = embed(store, CORPUS_CODE_SYMBOL)
+    where = deny_code_file(store, how)
+    run, leak, main = (code_world.key(s) for s in (code_world.RUN, code_world.LEAK, code_world.MAIN))
+    ranked = store.keyword_ranked(CORPUS_CODE_SYMBOL, NEEDLE, where=where, limit=10)
+    assert [i for i, _ in ranked] == [run]
+    near = store.nearest([1.0, 0.0], space=space, where=where, limit=10)
+    assert leak not in {i for i, _ in near} and run in {i for i, _ in near}
+    assert set(store.distances([1.0, 0.0], [run, leak], space=space, where=where)) == {run}
+    rows = store.code_symbol_rows([run, leak, main], where=where)
+    assert sorted(rows) == sorted([run, main])
+    assert rows[run].callers == 1  # main; the denied leak is not counted
+    assert store.code_name_matches("leak", where=where, limit=5) == []
+    assert store.code_calls([run], incoming=True, where=where, limit=10) == {run: [main]}
+    assert store.code_calls([main], incoming=False, where=where, limit=10) == {main: [run]}
+    assert store.code_calls([leak], incoming=False, where=where, limit=10) == {}
+    if how != "excluded for the call":
+        fresh = store.ensure_embedding_space(CORPUS_CODE_SYMBOL, "another", 2)
+        targets = store.embed_targets(fresh, after=0, limit=50)
+        assert leak not in {t.id for t in targets} and run in {t.id for t in targets}
+        assert store.count_embed_targets(fresh) == len(targets)

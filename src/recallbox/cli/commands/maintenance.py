@@ -18,7 +18,7 @@ from recallbox.cli.shared import (
 )
 
 if TYPE_CHECKING:
-    from recallbox.samples.demo import CuratedDemo
+    from recallbox.samples.demo import CodeDemo, CuratedDemo
     from recallbox.types import DoctorReport
 
 DEMO_DIR = "demo"
@@ -126,6 +126,7 @@ def demo(ctx: click.Context, as_json: bool) -> None:
                 },
                 "recall": result.recalled.to_json() if result.recalled is not None else None,
                 "ui": f"recallbox ui --db {path}",
+                "code": result.code,
             }
         )
         return
@@ -147,6 +148,7 @@ def demo(ctx: click.Context, as_json: bool) -> None:
     click.echo(result.found)
     click.echo(f"\nnext: recallbox --db {path} read <message_id>")
     _echo_curated(result.curated, path)
+    _echo_code_step(path, result.code)
     if result.recalled is not None:
         click.echo(
             f"\nrecall({result.recalled.query!r}) fills one bucket per domain "
@@ -168,7 +170,22 @@ def _echo_curated(curated: CuratedDemo, path: Path) -> None:
         "entries, not the whole file:\n"
     )
     click.echo(curated.context.render() or "(nothing matched)")
-    click.echo(f'\nnext: recallbox --db {path} recall-context "staging key"')
+    click.echo(f"\nnext: recallbox --db {path} recall-context \"staging key\"")
+
+
+def _echo_code_step(path: Path, step: CodeDemo | None) -> None:
+    if step is None:
+        click.echo("\ncode index: skipped (pip install 'recallbox[code]' to index code)")
+        return
+    click.echo(
+        f"\ncode index: {step.files} sample file(s), {step.symbols} symbol(s) as scope "
+        f"{step.scope!r}; search({step.query!r}, domain='code'):"
+    )
+    for rank, hit in enumerate(step.hits, start=1):
+        lines = f":{hit.lines[0]}-{hit.lines[1]}" if hit.lines else ""
+        callers = f"  <- called by {', '.join(hit.callers)}" if hit.callers else ""
+        click.echo(f"  {rank}. {hit.id} ({hit.source}{lines}){callers}")
+    click.echo(f"next: recallbox --db {path} code callers '{step.hits[0].id}'" if step.hits else "")
 
 
 def register(group: click.Group) -> None:

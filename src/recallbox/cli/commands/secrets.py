@@ -32,7 +32,9 @@ def _targets(func: click.decorators.FC) -> click.decorators.FC:
             click.option("--channel", metavar="CHANNEL", help="A whole thread."),
             click.option("--key", metavar="KEY", help="One memory entry (e.g. PIT03)."),
             click.option(
-                "--source", metavar="NAME", help="Knowledge documents (a basename or a path)."
+                "--source",
+                metavar="NAME",
+                help="Knowledge documents and code files (a basename or a path).",
             ),
             click.option("--handle", metavar="HANDLE", help="One stored tool output."),
         )
@@ -45,7 +47,7 @@ def render_purge(report: PurgeReport) -> str:
     """The text of a purge report."""
     parts = [
         f"{getattr(report, name)} {name}"
-        for name in ("messages", "threads", "chunks", "sections", "memories", "outputs")
+        for name in ("messages", "threads", "chunks", "sections", "memories", "outputs", "files")
         if getattr(report, name)
     ]
     line = "purged " + (", ".join(parts) or "nothing")

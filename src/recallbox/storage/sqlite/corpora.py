@@ -13,8 +13,11 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import apsw
+
 from recallbox.errors import InvalidArgument
 from recallbox.storage.queries import (
+    CORPUS_CODE_SYMBOL,
     CORPUS_MEMORY_ENTRY,
     CORPUS_MESSAGE,
     CORPUS_SECTION,
@@ -22,6 +25,7 @@ from recallbox.storage.queries import (
     SearchFilter,
 )
 from recallbox.storage.sqlite.rows import json_list
+from recallbox.storage.sqlite.vectors import NO_PARTITION, PartitionOf, thread_partition
 from recallbox.storage.sqlite.visibility import (
     MEMORY_ALLOWED_SQL,
     MEMORY_SOURCE_SQL,
@@ -30,8 +34,10 @@ from recallbox.storage.sqlite.visibility import (
     THREAD_ALLOWED_SQL,
     Clause,
     narrowing,
+    source_allowed_sql,
 )
 from recallbox.storage.values import parse_chunk_id
+from recallbox.storage.values_code import parse_code_key
 
 #: The public chunk id of ``transcript_chunks c JOIN threads t``.
 CHUNK_ID_SQL = (
@@ -81,6 +87,10 @@ class Corpus:
         source_identity_sql: the column of the row's source file identity, or ``None``.
         source_suffix: a path exclusion also matches a path ending with ``/`` + it.
         scope: the corpus's scope condition with one ``{}`` placeholder, or ``None``.
+        partition_column: the table's column whose value partitions its vectors (the ``vec0``
+            partition key: a thread id, a scope id, or a constant such as ``0``).
+        partition_of: the partition a filter restricts a nearest-neighbour scan to (see
+            ``vectors.PartitionOf``); the default is the thread of ``where.channel``.
     """
 
     name: str
@@ -103,6 +113,8 @@ class Corpus:
     source_identity_sql: str | None = "t.source_identity"
     source_suffix: bool = True
     scope: str | None = None
+    partition_column: str = "thread_id"
+    partition_of: PartitionOf = thread_partition
 
     @property
     def rows_from(self) -> str:
@@ -226,8 +238,60 @@ MEMORY_ENTRIES = Corpus(
     scope=None,
 )
 
+#: A code symbol's public id (``values_code.code_key``) over ``code_symbols s JOIN code_scopes sc``.
+CODE_KEY_SQL = "(sc.name || char(31) || s.symbol_id)"
+#: The privacy gate of a code file ``f`` (DESIGN §5): an exclusion without ``/`` by basename,
+#: one with ``/`` by the scope-relative path (equal), any by file identity.
+CODE_FILE_ALLOWED_SQL = source_allowed_sql("f.name_norm", "f.path_norm", "f.identity", suffix=False)
+
+
+def _code_keys(ids: Sequence[str]) -> str:
+    keys = []
+    for value in dict.fromkeys(ids):
+        parsed = parse_code_key(value)
+        if parsed is not None:
+            keys.append([*parsed, value])
+    return json.dumps(keys, ensure_ascii=True)
+
+
+def scope_partition(conn: apsw.Connection, where: SearchFilter) -> int | None:
+    """The partition of a code symbol's vector is its scope: ``where.scope``'s id."""
+    if where.scope is None:
+        return None
+    row = conn.execute("SELECT id FROM code_scopes WHERE name = ?", (where.scope,)).fetchone()
+    return int(row[0]) if row else NO_PARTITION
+
+
+CODE_SYMBOLS = Corpus(
+    name=CORPUS_CODE_SYMBOL,
+    table="code_symbols",
+    alias="s",
+    fts="code_symbols_fts",
+    public_id=CODE_KEY_SQL,
+    visible="1",  # a symbol is visible when its file passes the gate
+    embeddable="length(trim(s.signature || s.doc)) > 0",
+    text="trim(s.signature || char(10) || s.doc)",
+    drilled=f"EXISTS (SELECT 1 FROM hit_log h WHERE h.drilled = 1 AND h.target_id = {CODE_KEY_SQL})",
+    keys_from="json_each(?) AS j CROSS JOIN code_scopes sc ON sc.name = j.value ->> 0 "
+    "CROSS JOIN code_symbols s ON s.scope_id = sc.id AND s.symbol_id = j.value ->> 1 "
+    "JOIN code_files f ON f.id = s.file_id",
+    given="j.value ->> 2",
+    keys=_code_keys,
+    joins="JOIN code_files f ON f.id = s.file_id JOIN code_scopes sc ON sc.id = s.scope_id",
+    gate=CODE_FILE_ALLOWED_SQL,
+    channel_sql=None,
+    source_sql="f.name_norm",
+    source_path_sql="f.path_norm",
+    source_identity_sql="f.identity",
+    source_suffix=False,
+    scope="sc.name = {}",
+    partition_column="scope_id",
+    partition_of=scope_partition,
+)
+
 CORPORA: dict[str, Corpus] = {
-    corpus.name: corpus for corpus in (MESSAGES, TRANSCRIPT_CHUNKS, SECTIONS, MEMORY_ENTRIES)
+    corpus.name: corpus
+    for corpus in (MESSAGES, TRANSCRIPT_CHUNKS, SECTIONS, MEMORY_ENTRIES, CODE_SYMBOLS)
 }
 
 

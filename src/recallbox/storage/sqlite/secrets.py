@@ -17,7 +17,6 @@ in its chunk until the chunk is rewritten).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -31,10 +30,11 @@ from recallbox.storage.secrets import ErasedRows, Erasure, RedactedRows, SecretT
 from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import DB_FILE_MODE, ConnectionPool, driver_errors
 from recallbox.storage.sqlite.corpora import CORPORA
-from recallbox.storage.sqlite.rows import content_hash, dump_json, json_list
+from recallbox.storage.sqlite.erase_targets import code_file_clause, source_clause, target_messages
+from recallbox.storage.sqlite.redact import redact
+from recallbox.storage.sqlite.rows import json_list
 from recallbox.storage.sqlite.schema import FTS_INDEXES
 from recallbox.storage.values import chunk_id
-from recallbox.text.cjk import segment
 
 CHECKPOINT_ATTEMPTS = 40
 """How many times a truncating checkpoint is tried while other connections still read."""
@@ -43,29 +43,6 @@ CHECKPOINT_BACKOFF_S = 0.025
 CHECKPOINT_BACKOFF_MAX_S = 0.5
 BACKUP_PAGES_PER_STEP = 1024
 """Pages the online backup copies per step (writers get the lock between steps)."""
-
-_Message = tuple[int, str, str, int]  # rowid, uid, channel, seq
-
-
-def _messages(conn: apsw.Connection, target: SecretTarget) -> list[_Message]:
-    base = (
-        "SELECT m.id, m.uid, t.channel, m.seq FROM messages m "
-        "JOIN threads t ON t.id = m.thread_id WHERE "
-    )
-    rows: list[Any] = []
-    if target.message_id is not None:
-        rows += conn.execute(base + "m.uid = ?", (target.message_id,)).fetchall()
-    if target.channel is not None:
-        rows += conn.execute(base + "t.channel = ?", (target.channel,)).fetchall()
-    return [(int(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in {tuple(r) for r in rows}]
-
-
-def _source_clause(source: str) -> tuple[str, tuple[object, ...]]:
-    """Sections of the documents ``source`` names, matched as an exclusion matches them."""
-    if "/" not in source:
-        return "source_name = ?", (source,)
-    pattern = "%/" + source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return "(source_path = ? OR source_path LIKE ? ESCAPE '\\')", (source, pattern)
 
 
 def _chunk_ids(conn: apsw.Connection, uid: str) -> list[str]:
@@ -134,7 +111,7 @@ def _forget_hits(conn: apsw.Connection, targets: Sequence[str]) -> int:
 
 def purge(conn: apsw.Connection, target: SecretTarget) -> ErasedRows:
     """:meth:`SecretStore.purge_rows` inside an open write transaction."""
-    found = _messages(conn, target)
+    found = target_messages(conn, target)
     targets = [uid for _, uid, _, _ in found]
     rechunk: dict[str, int] = {}
     for rowid, uid, channel, seq in found:
@@ -165,13 +142,18 @@ def purge(conn: apsw.Connection, target: SecretTarget) -> ErasedRows:
         )
         targets += [target.key] if memories else []
     if target.source is not None:
-        where, params = _source_clause(target.source)
+        where, params = source_clause(target.source)
         uids = conn.execute(
             f"DELETE FROM knowledge_sections WHERE {where} RETURNING uid", params
         ).fetchall()
         sections = len(uids)
         targets += [str(r[0]) for r in uids]
+    files = 0
+    if target.source is not None:
+        files, keys = _drop_code_files(conn, target.source)
+        targets += keys
     return ErasedRows(
+        files=files,
         messages=len(found),
         threads=threads,
         chunks=chunks,
@@ -183,6 +165,35 @@ def purge(conn: apsw.Connection, target: SecretTarget) -> ErasedRows:
     )
 
 
+def _drop_code_files(conn: apsw.Connection, source: str) -> tuple[int, list[str]]:
+    """Delete the code files ``source`` names with their symbols and edges; returns the files
+    deleted and the public ids of their symbols."""
+    where, params = code_file_clause(source)
+    files = [
+        int(r[0]) for r in conn.execute(f"SELECT f.id FROM code_files f WHERE {where}", params)
+    ]
+    if not files:
+        return 0, []
+    ids = json_list(files)
+    keys = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT sc.name || char(31) || s.symbol_id FROM code_symbols s JOIN code_scopes sc "
+            "ON sc.id = s.scope_id WHERE s.file_id IN (SELECT value FROM json_each(?))",
+            (ids,),
+        )
+    ]
+    for table, column in (
+        ("code_edges", "file_id"),
+        ("code_symbols", "file_id"),
+        ("code_files", "id"),
+    ):
+        conn.execute(
+            f"DELETE FROM {table} WHERE {column} IN (SELECT value FROM json_each(?))", (ids,)
+        )
+    return len(files), keys
+
+
 def _thread_chunk_ids(conn: apsw.Connection, channel: str) -> list[str]:
     rows: list[Any] = conn.execute(
         "SELECT c.first_seq, c.part FROM transcript_chunks c JOIN threads t "
@@ -190,156 +201,6 @@ def _thread_chunk_ids(conn: apsw.Connection, channel: str) -> list[str]:
         (channel,),
     ).fetchall()
     return [chunk_id(channel, int(r[0]), int(r[1])) for r in rows]
-
-
-def _rewrite_leaves(value: Any, rewrite: TextRewrite) -> tuple[Any, int]:
-    """``value`` (a JSON value, at most ``MAX_JSON_DEPTH`` deep) with ``rewrite`` applied to
-    every string leaf (keys kept)."""
-    if isinstance(value, str):
-        return rewrite(value)
-    count = 0
-    if isinstance(value, list):
-        for index, child in enumerate(value):
-            value[index], n = _rewrite_leaves(child, rewrite)
-            count += n
-    elif isinstance(value, dict):
-        for key, child in value.items():
-            value[key], n = _rewrite_leaves(child, rewrite)
-            count += n
-    return value, count
-
-
-def _rewrite_calls(calls: Any, rewrite: TextRewrite) -> tuple[Any, int]:
-    """Tool calls with ``rewrite`` applied to every string leaf of their arguments."""
-    count = 0
-    if isinstance(calls, list):
-        for call in calls:
-            if isinstance(call, dict) and "arguments" in call:
-                call["arguments"], n = _rewrite_leaves(call["arguments"], rewrite)
-                count += n
-    return calls, count
-
-
-def _redact_message(conn: apsw.Connection, rowid: int, rewrite: TextRewrite) -> int:
-    row = conn.execute(
-        "SELECT content, raw_content, tool_calls, tool_calls_raw, args_text, metadata "
-        "FROM messages WHERE id = ?",
-        (rowid,),
-    ).fetchone()
-    assert row is not None
-    content, n_content = rewrite(str(row[0]))
-    raw: str | None = None
-    n_raw = 0
-    if row[1] is not None:
-        raw, n_raw = rewrite(bytes(row[1]).decode("utf-8", "surrogatepass"))
-    calls, n_calls = _rewrite_calls(json.loads(row[2]) if row[2] is not None else None, rewrite)
-    calls_raw, n_calls_raw = rewrite(str(row[3])) if row[3] is not None else (None, 0)
-    args_text, n_args = rewrite(str(row[4]))
-    metadata, n_meta = _rewrite_leaves(json.loads(row[5]), rewrite)
-    count = n_content + n_raw + n_calls + n_calls_raw + n_meta
-    if count == 0 and n_args == 0:
-        return 0
-    conn.execute(
-        "UPDATE messages SET content = ?, content_seg = ?, raw_content = ?, tool_calls = ?, "
-        "tool_calls_raw = ?, args_text = ?, metadata = ?, content_hash = ? WHERE id = ?",
-        (
-            content,
-            segment(content),
-            raw.encode("utf-8", "surrogatepass") if raw is not None else None,
-            dump_json(calls) if calls is not None else None,
-            calls_raw,
-            args_text,
-            dump_json(metadata),
-            content_hash(content, args_text),
-            rowid,
-        ),
-    )
-    return max(count, 1)
-
-
-def _redact_sections(conn: apsw.Connection, source: str, rewrite: TextRewrite) -> tuple[int, int]:
-    where, params = _source_clause(source)
-    rows: list[Any] = conn.execute(
-        f"SELECT id, heading, content, removed FROM knowledge_sections WHERE {where}", params
-    ).fetchall()
-    replacements = rewritten = 0
-    for rowid, heading, text, removed in rows:
-        new_heading, n_heading = rewrite(str(heading)) if heading is not None else (None, 0)
-        content, n_content = rewrite(str(text))
-        if n_heading + n_content == 0:
-            continue
-        conn.execute(
-            "UPDATE knowledge_sections SET heading = ?, content = ?, content_seg = ?, "
-            "content_hash = ? WHERE id = ?",
-            (
-                new_heading,
-                content,
-                "" if removed else segment(content),
-                content_hash(content, new_heading or ""),
-                rowid,
-            ),
-        )
-        replacements += n_heading + n_content
-        rewritten += 1
-    return replacements, rewritten
-
-
-def _redact_outputs(conn: apsw.Connection, target: SecretTarget, rewrite: TextRewrite) -> int:
-    """Stored tool outputs: the one under ``handle`` and every one of ``channel``."""
-    rows: list[Any] = []
-    if target.handle is not None:
-        rows += conn.execute(
-            "SELECT id, content FROM tool_outputs WHERE handle = ?", (target.handle,)
-        ).fetchall()
-    if target.channel is not None:
-        rows += conn.execute(
-            "SELECT o.id, o.content FROM tool_outputs o JOIN threads t ON t.id = o.thread_id "
-            "WHERE t.channel = ?",
-            (target.channel,),
-        ).fetchall()
-    count = 0
-    for rowid, text in {int(r[0]): str(r[1]) for r in rows}.items():
-        new, n = rewrite(text)
-        if n:
-            conn.execute(
-                "UPDATE tool_outputs SET content = ?, content_hash = ? WHERE id = ?",
-                (new, content_hash(new, ""), rowid),
-            )
-            count += n
-    return count
-
-
-def _redact_queries(conn: apsw.Connection, rewrite: TextRewrite) -> int:
-    count = 0
-    for rowid, query in conn.execute(
-        "SELECT id, query FROM hit_log WHERE query IS NOT NULL"
-    ).fetchall():
-        new, n = rewrite(str(query))
-        if n:
-            conn.execute("UPDATE hit_log SET query = ? WHERE id = ?", (new, rowid))
-            count += n
-    return count
-
-
-def redact(conn: apsw.Connection, target: SecretTarget, rewrite: TextRewrite) -> RedactedRows:
-    """:meth:`SecretStore.redact_rows` inside an open write transaction."""
-    replacements = rows = 0
-    rechunk: dict[str, int] = {}
-    for rowid, _, channel, seq in _messages(conn, target):
-        n = _redact_message(conn, rowid, rewrite)
-        if n:
-            replacements += n
-            rows += 1
-            rechunk[channel] = min(seq, rechunk.get(channel, seq))
-    if target.source is not None:
-        n, rewritten = _redact_sections(conn, target.source, rewrite)
-        replacements += n
-        rows += rewritten
-    replacements += _redact_outputs(conn, target, rewrite)
-    replacements += _redact_queries(conn, rewrite)
-    return RedactedRows(
-        replacements=replacements, rows=rows, rechunk=tuple(sorted(rechunk.items()))
-    )
 
 
 def drop_stale_vectors(conn: apsw.Connection) -> int:

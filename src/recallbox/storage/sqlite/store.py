@@ -13,6 +13,7 @@
 | ``KnowledgeStore`` | ``sections.py`` |
 | ``MemoryStore`` | ``memory.py`` |
 | ``SecretStore``, ``Backup`` | ``secrets.py`` |
+| ``CodeStore`` | ``code.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
@@ -29,6 +30,7 @@ from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite import fts, literal, vector_health
 from recallbox.storage.sqlite.chunks import ChunksMixin
+from recallbox.storage.sqlite.code import CodeMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.hitlog import HitLogMixin
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
@@ -67,6 +69,7 @@ class SQLiteStore(
     SecretsMixin,
     HitLogMixin,
     ToolOutputsMixin,
+    CodeMixin,
 ):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 

@@ -54,7 +54,7 @@ def _exact_scan(c: Corpus, where: SearchFilter) -> vectors.ExactScan:
         conn: apsw.Connection,
         space: EmbeddingSpace,
         vector: Sequence[float],
-        thread_id: int | None,
+        partition: int | None,
         limit: int,
     ) -> list[tuple[str, float]]:
         sql = (
@@ -64,9 +64,9 @@ def _exact_scan(c: Corpus, where: SearchFilter) -> vectors.ExactScan:
             f"WHERE {c.rule}{narrow.sql} AND {c.fresh_vector}"
         )
         params: list[object] = [vectors.to_blob(vector), *narrow.params, space.id]
-        if thread_id is not None:
-            sql += " AND v.thread_id = ?"
-            params.append(thread_id)
+        if partition is not None:
+            sql += " AND v.thread_id = ?"  # the vec0 partition key column (vectors.py)
+            params.append(partition)
         sql += " ORDER BY d, rid LIMIT ?"
         params.append(limit)
         return [(str(r[0]), float(r[1])) for r in conn.execute(sql, params)]
@@ -138,7 +138,14 @@ class VectorMixin:
                 log.warning("vector table of space %s is missing: %s", space.id, REEMBED_HINT)
                 return []  # the vector leg is absent; keyword ranking stands alone
             return vectors.nearest_visible(
-                conn, space, vector, where=where, limit=limit, visible=visible, exact_scan=scan
+                conn,
+                space,
+                vector,
+                where=where,
+                limit=limit,
+                visible=visible,
+                exact_scan=scan,
+                partition_of=c.partition_of,
             )
 
     def distances(
@@ -194,7 +201,14 @@ class VectorMixin:
         if not items:
             return 0
         with self.pool.transaction() as conn:
-            return vectors.put_embeddings(conn, space, items, owner_table=c.table, now=now())
+            return vectors.put_embeddings(
+                conn,
+                space,
+                items,
+                owner_table=c.table,
+                now=now(),
+                partition_column=c.partition_column,
+            )
 
 
 def _stale_sql(c: Corpus, drilled_only: bool) -> str:

@@ -5,9 +5,12 @@
   package raises :class:`~recallbox.errors.DependencyMissing` naming the install command.
   Connections that never touch vectors never load it.
 * A space's table is ``vec0(thread_id integer partition key, embedding float[dim]
-  distance_metric=cosine)`` keyed by the message's rowid. The partition key is how a
-  channel-restricted search stays **inside the index**: sqlite-vec scans only that thread's
-  vectors.
+  distance_metric=cosine)`` keyed by the row's rowid. The partition key is how a restricted
+  search stays **inside the index**: sqlite-vec scans only that partition's vectors. The column
+  is called ``thread_id`` because threads came first; it holds the corpus's partition key
+  (:attr:`~recallbox.storage.sqlite.corpora.Corpus.partition_column`: a message's or chunk's
+  thread, a code symbol's scope), and :func:`thread_partition` (or the corpus's own
+  ``partition_of``) maps a filter to the partition it restricts the scan to.
 * Distances are cosine distances ``d = 1 − cos``; the ranking turns them into ``max(0, 1 − d)``.
 * :func:`put_embeddings` writes the vectors of any corpus's rows together with
   their ``embeddings`` rows (the content hash each vector describes).
@@ -50,12 +53,17 @@ KNN_GROWTH = 4
 #: ``visible(conn, space, rowids)``: rowid → public id of the rows among ``rowids`` a caller may
 #: see (with a fresh vector).
 Visible = Callable[[apsw.Connection, "EmbeddingSpace", Sequence[int]], dict[int, str]]
-#: ``exact_scan(conn, space, vector, thread_id, limit)``: the ``limit`` nearest visible rows by
+#: ``exact_scan(conn, space, vector, partition, limit)``: the ``limit`` nearest visible rows by
 #: an exact filtered scan, as ``(public id, distance)``, nearest first.
 ExactScan = Callable[
     [apsw.Connection, "EmbeddingSpace", Sequence[float], "int | None", int],
     list[tuple[str, float]],
 ]
+#: ``partition_of(conn, where)``: the partition key ``where`` restricts the nearest-neighbour
+#: scan to (``None``: every partition), or :data:`NO_PARTITION` when nothing may be searched.
+PartitionOf = Callable[[apsw.Connection, SearchFilter], "int | None"]
+#: A partition key no row has: the filter names something unknown or denied.
+NO_PARTITION = -1
 
 
 def load_sqlite_vec(conn: apsw.Connection) -> None:
@@ -133,10 +141,11 @@ def put_embeddings(
     *,
     owner_table: str,
     now: str,
+    partition_column: str = "thread_id",
 ) -> int:
-    """Write the vectors of ``items`` (rows of ``owner_table``, which has a ``thread_id``) to
-    ``space`` with their ``embeddings`` rows (content hash, ``now``); a target whose row is gone
-    is skipped. Returns how many were written.
+    """Write the vectors of ``items`` (rows of ``owner_table``, whose ``partition_column``
+    holds the partition key) to ``space`` with their ``embeddings`` rows (content hash,
+    ``now``); a target whose row is gone is skipped. Returns how many were written.
 
     Raises:
         ValueError: a vector's length is not the space's dimension.
@@ -146,7 +155,7 @@ def put_embeddings(
         if len(vector) != space.dim:
             raise ValueError(f"vector of {len(vector)} floats for a {space.dim}-d space")
         found = conn.execute(
-            f"SELECT thread_id FROM {owner_table} WHERE id = ?", (target.key,)
+            f"SELECT {partition_column} FROM {owner_table} WHERE id = ?", (target.key,)
         ).fetchone()
         if found is None:
             continue
@@ -198,6 +207,15 @@ def allowed_thread_id(
     return int(row[0]) if row else None
 
 
+def thread_partition(conn: apsw.Connection, where: SearchFilter) -> int | None:
+    """The partition of a corpus of thread rows: the thread ``where.channel`` names (when it
+    may be searched, else :data:`NO_PARTITION`); ``None`` without a channel."""
+    if where.channel is None:
+        return None
+    found = allowed_thread_id(conn, where.channel, where)
+    return NO_PARTITION if found is None else found
+
+
 def nearest_visible(
     conn: apsw.Connection,
     space: EmbeddingSpace,
@@ -207,10 +225,11 @@ def nearest_visible(
     limit: int,
     visible: Visible,
     exact_scan: ExactScan,
+    partition_of: PartitionOf = thread_partition,
 ) -> list[tuple[str, float]]:
     """``(public id, distance)`` of the ``limit`` nearest rows ``visible`` lets through,
-    nearest first (in thread ``where.channel`` only, when given; none in a thread that may not
-    be searched).
+    nearest first (in the partition ``partition_of`` maps ``where`` to, when it names one —
+    thread ``where.channel`` by default; none when it names one that may not be searched).
 
     Over-fetches ``k = limit ·`` :data:`KNN_OVERFETCH_FACTOR`, filters the KNN result through
     ``visible`` and grows ``k`` by :data:`KNN_GROWTH` until ``limit`` rows are visible or the
@@ -218,11 +237,9 @@ def nearest_visible(
     row never takes a visible row's place.
     """
     load_sqlite_vec(conn)
-    thread_id = None
-    if where.channel is not None:
-        thread_id = allowed_thread_id(conn, where.channel, where)
-        if thread_id is None:
-            return []
+    thread_id = partition_of(conn, where)
+    if thread_id == NO_PARTITION:
+        return []
     k = min(VEC_MAX_K, limit * KNN_OVERFETCH_FACTOR)
     while True:
         found = knn(conn, space.id, vector, k=k, thread_id=thread_id)

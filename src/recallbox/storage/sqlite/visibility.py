@@ -139,10 +139,7 @@ def narrowing(
             conditions.append((template, json_list(list(where.excluded))))
     if where.excluded_identities and identity_sql is not None:
         conditions.append(
-            (
-                EXCLUDED_SQL.replace("{source}", identity_sql),
-                json_list(list(where.excluded_identities)),
-            )
+            (EXCLUDED_SQL.replace("{source}", identity_sql), json_list(list(where.excluded_identities)))
         )
     if where.scope is not None:
         if scope_sql is None:
