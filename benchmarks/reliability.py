@@ -91,6 +91,7 @@ def concurrency(root: Path, writers: int, writes: int, import_turns: int) -> dic
         Role("remember", {"count": writes // 5}),
         Role("tool_output", {"channel": "shared", "count": writes // 10}),
         Role("knowledge_sync"),
+        Role("code_index"),
         Role("reader", processes=2),
     ]
     result = run_concurrently(root, roles)

@@ -157,7 +157,19 @@ def _section_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
     return [f"acknowledged section {ack['marker']} of {ack['id']} is lost"]
 
 
-CURATED_ACKS = {"memory": _memory_ack, "output": _output_ack, "section": _section_ack}
+def _symbol_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+    hits = box.search(ack["marker"], domain="code", limit=3, allow_embed=False)
+    if any(ack["marker"] in hit.id for hit in hits):
+        return []
+    return [f"acknowledged symbol {ack['marker']} of {ack['id']} is lost"]
+
+
+CURATED_ACKS = {
+    "memory": _memory_ack,
+    "output": _output_ack,
+    "section": _section_ack,
+    "symbol": _symbol_ack,
+}
 """How an acknowledged write of the other domains is found again."""
 
 

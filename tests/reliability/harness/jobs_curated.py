@@ -1,5 +1,6 @@
-"""Job kinds of the other domains (#10 memory and knowledge, #12 tool outputs): ``remember``,
-``knowledge_sync`` and ``tool_output``, for the crash and concurrency harnesses.
+"""Job kinds of the other domains (#10 memory and knowledge, #11 code, #12 tool outputs):
+``remember``, ``knowledge_sync``, ``code_index`` and ``tool_output``, for the crash and
+concurrency harnesses.
 
 Imported at the end of :mod:`reliability.harness.jobs`, which adds :data:`CURATED_KINDS` to its
 ``JOB_KINDS`` (import that module, not this one).
@@ -100,6 +101,62 @@ def check_docs(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) -> li
     return problems
 
 
+FILES_PER_RUN = 6
+"""Python files a code index finds new before each run (one more is edited)."""
+
+
+def _repo(env: JobEnv) -> Path:
+    return env.work / "repo"
+
+
+def grow_repo(env: JobEnv) -> None:
+    """Before each run: new Python files (one function per marker) and one edited file."""
+    repo = _repo(env)
+    repo.mkdir(parents=True, exist_ok=True)
+    for f in range(FILES_PER_RUN):
+        mark = corpus.marker("cx", env.runs, f)
+        (repo / f"mod_{env.runs}_{f}.py").write_text(
+            f'def {mark}():\n    """{corpus.sentence(env.rng)}."""\n    return {f}\n',
+            encoding="utf-8",
+        )
+    if env.runs:
+        mark = corpus.marker("cx", env.runs, "edit")
+        with (repo / "mod_0_0.py").open("a", encoding="utf-8") as out:
+            out.write(f"\n\ndef {mark}():\n    return 0\n")
+
+
+def run_code_index(ctx: JobContext) -> None:
+    repo = ctx.work / "repo"
+    ctx.ready()
+    with recallbox.open(ctx.db) as box:
+        box.index_code(repo, "app")
+    for path in sorted(repo.glob("*.py")):  # acknowledged once the index returned
+        for mark in _functions(path):
+            ctx.ack.record(kind="symbol", id=path.name, marker=mark)
+
+
+def _functions(path: Path) -> list[str]:
+    return [
+        line[4:].split("(", 1)[0]
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("def ")
+    ]
+
+
+def check_repo(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) -> list[str]:
+    """After completion every function of every file on disk is indexed and found."""
+    if not complete:
+        return []
+    problems: list[str] = []
+    with recallbox.open(env.db) as box:
+        for path in sorted(_repo(env).glob("*.py")):
+            for mark in _functions(path):
+                hits = box.search(mark, domain="code", limit=3, allow_embed=False)
+                if not any(mark in hit.id for hit in hits):
+                    problems.append(f"function {mark} of {path.name} is not indexed")
+    return problems
+
+
 CURATED_KINDS: tuple[JobKind, ...] = (
     JobKind("remember", "python", run_remember, complete_params={"count": 10}, loops=True, tag="k"),
     JobKind(
@@ -109,6 +166,9 @@ CURATED_KINDS: tuple[JobKind, ...] = (
         before_run=grow_docs,
         check=check_docs,
         tag="d",
+    ),
+    JobKind(
+        "code_index", "python", run_code_index, before_run=grow_repo, check=check_repo, tag="x"
     ),
     JobKind(
         "tool_output",
