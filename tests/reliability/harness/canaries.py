@@ -151,6 +151,8 @@ DENIED_DOCUMENTS = ("private/secret-notes.md", "vault/keys.md")
 """Knowledge documents planted with canaries: the first is excluded by basename, the second by
 path; ``MEMORY.md`` is excluded too (every memory entry is denied)."""
 EXCLUSIONS = ("secret-notes.md", "vault/keys.md", "MEMORY.md")
+DENIED_CODE_FILE = "secret_keys.py"
+"""A code file planted with canaries (function names, docstrings, bodies), excluded by name."""
 OUTPUT_LINES = 300
 """Lines of a planted tool output (long enough to be stored behind a handle)."""
 
@@ -180,7 +182,18 @@ def _plant_curated(box: recallbox.Box, planted: Planted, rng: random.Random) -> 
         stored = box.store_tool_output("\n".join(lines), channel=channel, tool="Bash")
         assert stored.handle is not None
         planted.denied_handles.append(stored.handle)
-    for name in EXCLUSIONS:
+    repo = planted.work / "repo"
+    repo.mkdir(exist_ok=True)
+    (repo / "deploy_tools.py").write_text(
+        'def deploy_staging():\n    """Deploy staging."""\n    return 1\n', encoding="utf-8"
+    )
+    functions = []
+    for k in range(3):
+        a, b = _pair(planted, rng)
+        functions.append(f'def {a}_{k}():\n    """Deploy {b}."""\n    return "{b}"\n')
+    (repo / DENIED_CODE_FILE).write_text("\n\n".join(functions), encoding="utf-8")
+    box.index_code(repo, "app")
+    for name in (*EXCLUSIONS, DENIED_CODE_FILE):
         box.exclude_source(name)
 
 
@@ -229,7 +242,7 @@ def python_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
             for source in EXCLUSIONS[:2]:
                 yield f"recall_context({q!r}, {source})", repr(box.recall_context(q, source))
             yield f"memory_injection({q!r})", box.memory_injection(q)
-            for domain in ("sessions", "transcripts", "knowledge", "memory"):
+            for domain in ("sessions", "transcripts", "knowledge", "memory", "code"):
                 for embed in (True, False):
                     hits = box.search(q, domain=domain, allow_embed=embed)
                     mark = VECTOR_MARK if embed else ""
@@ -272,6 +285,7 @@ def cli_agent_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str
             )
         yield f"cli recall {q!r}", cli_run(p, "recall", q, *json_flag)
         yield f"cli recall-context {q!r}", cli_run(p, "recall-context", q, *json_flag)
+        yield f"cli code search {q!r}", cli_run(p, "code", "search", q, *json_flag)
     for message_id in p.denied_ids[:3]:
         yield f"cli read {message_id}", cli_run(p, "read", message_id)
     for handle in p.denied_handles[:2]:
@@ -304,6 +318,7 @@ def _mcp_calls(p: Planted, queries: list[str]) -> list[tuple[str, dict[str, Any]
         calls.append(("recall_context", {"query": q, "source": EXCLUSIONS[0]}))
     calls += [("read_message", {"message_id": m}) for m in p.denied_ids[:5]]
     calls += [("expand", {"handle": h}) for h in p.denied_handles[:2]]
+    calls += [("recall", {"query": q, "domains": ["code"]}) for q in queries[:2]]
     return calls
 
 
@@ -408,8 +423,8 @@ SURFACES: list[Surface] = [
     Surface("mcp http", "agent", mcp_http_outputs, compare=True),
     Surface("log files", "person", log_files),
 ]
-"""Every interface. The memory, knowledge, tool-output and recall verbs are rows of the Python,
-CLI and MCP surfaces; code adds its verbs there too."""
+"""Every interface. The memory, knowledge, code, tool-output and recall verbs are rows of the
+Python, CLI and MCP surfaces."""
 
 
 @dataclass(slots=True)
