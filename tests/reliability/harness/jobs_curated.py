@@ -157,6 +157,38 @@ def check_repo(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) -> li
     return problems
 
 
+IMPORT_BULLETS = 5
+"""New bullets each MEMORY.md import adds (all or nothing)."""
+
+
+def run_memory_import(ctx: JobContext) -> None:
+    rng = random.Random(ctx.writer)
+    ctx.ready()
+    with recallbox.open(ctx.db) as box:
+        for n in range(ctx.count):
+            marks = [corpus.marker("q", ctx.writer, n, b) for b in range(IMPORT_BULLETS)]
+            bullets = "".join(f"- {m} {corpus.sentence(rng, 6)}\n" for m in marks)
+            report = box.import_memory(box.export_memory().rstrip() + "\n" + bullets)
+            for key, mark in zip(report.added, marks, strict=True):
+                ctx.ack.record(kind="memory", id=key, marker=mark, n=n)
+
+
+def check_memory_imports(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) -> list[str]:
+    """A MEMORY.md import is all or nothing: each import's bullets are all there, or none."""
+    groups: dict[str, int] = {}
+    with recallbox.open(env.db) as box:
+        for entry in box.memories():
+            head = entry.body.split(" ", 1)[0]
+            if head.startswith("q") and head.count("x") == 2:
+                group = head.rsplit("x", 1)[0]
+                groups[group] = groups.get(group, 0) + 1
+    return [
+        f"import {g}: {n} of {IMPORT_BULLETS} bullets"
+        for g, n in groups.items()
+        if n != IMPORT_BULLETS
+    ]
+
+
 CURATED_KINDS: tuple[JobKind, ...] = (
     JobKind("remember", "python", run_remember, complete_params={"count": 10}, loops=True, tag="k"),
     JobKind(
@@ -169,6 +201,15 @@ CURATED_KINDS: tuple[JobKind, ...] = (
     ),
     JobKind(
         "code_index", "python", run_code_index, before_run=grow_repo, check=check_repo, tag="x"
+    ),
+    JobKind(
+        "memory_import",
+        "python",
+        run_memory_import,
+        check=check_memory_imports,
+        complete_params={"count": 2},
+        loops=True,
+        tag="q",
     ),
     JobKind(
         "tool_output",
