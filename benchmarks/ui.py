@@ -4,9 +4,13 @@ The store: ``--threads`` threads (default 90) of ``--per-thread`` messages (defa
 compacted once halfway, plus one big thread that brings the total to ``--messages`` (default
 100 000), all written through ``append_many``. Messages are user/assistant/tool turns of a few
 hundred to a few thousand characters, every fifth assistant turn a tool call with nested
-arguments, every thread one 50 000-character tool output. One thread is quarantined.
+arguments, every thread one 50 000-character tool output. One thread is quarantined. Beside the
+history: ``--memory`` memory entries (default 1 000) of every type, created over the last two
+years so that decay leaves them active, dormant and archived; a knowledge directory of
+``KNOWLEDGE_FILES`` documents; a code index of ``CODE_FILES`` Python files (one edited after
+indexing, so the stale check reads it); ``HIT_QUERIES`` recalls in the hit-log.
 
-The real server (``python -m recallbox.web.serve --port 0``) serves it; a client on loopback
+The real server (``recallbox ui --port 0``) serves it; a client on loopback
 loads each page ``--repeat`` times over one keep-alive connection (after ``WARMUP`` loads) and
 records the wall time from request to the last byte. Writes JSON (commit, dataset, parameters,
 metric, p50/p95 per page) to ``benchmarks/results/ui.json``.
@@ -42,6 +46,12 @@ DEFAULT_MESSAGES = 100_000
 DEFAULT_THREADS = 90
 DEFAULT_PER_THREAD = 1_000
 DEFAULT_REPEAT = 40
+DEFAULT_MEMORY = 1_000
+KNOWLEDGE_FILES = 40
+CODE_FILES = 60
+HIT_QUERIES = 200
+MEMORY_SPREAD_DAYS = 730
+MEMORY_TYPES = ("principle", "correction", "decision", "guideline", "pitfall", "process", "model")
 WARMUP = 3
 BATCH = 500
 LONG_OUTPUT_CHARS = 50_000
@@ -84,7 +94,37 @@ def _turn(rng: random.Random, n: int, channel: str) -> dict[str, Any]:
     return {"role": "assistant", "content": _text(rng, rng.randint(20, 200))}
 
 
-def build(path: Path, *, messages: int, threads: int, per_thread: int) -> dict[str, Any]:
+def _curated(box: recallbox.Box, rng: random.Random, folder: Path, memory: int) -> None:
+    """Memory entries in every state, a knowledge directory, a code index, hit-log rows."""
+    from datetime import date, timedelta
+
+    from recallbox.domains.memory_ops import remember
+
+    today = date.today()
+    for n in range(memory):
+        created = today - timedelta(days=rng.randint(0, MEMORY_SPREAD_DAYS))
+        kind = MEMORY_TYPES[n % len(MEMORY_TYPES)]
+        remember(box.store, f"lesson {n}: {_text(rng, rng.randint(8, 40))}", kind, f"lesson {n}", today=created)
+    box.decay(today - timedelta(days=120))
+    box.decay(today)
+    docs = folder / "kb"
+    docs.mkdir(parents=True, exist_ok=True)
+    for n in range(KNOWLEDGE_FILES):
+        body = "\n\n".join(f"## {_text(rng, 3)} {s}\n\n{_text(rng, 80)}" for s in range(6))
+        (docs / f"doc-{n:02d}.md").write_text(f"# Document {n}\n\n{body}\n", encoding="utf-8")
+    box.sync_directory(docs)
+    code = folder / "svc"
+    code.mkdir(parents=True, exist_ok=True)
+    for n in range(CODE_FILES):
+        funcs = "\n\n".join(f"def f{n}_{k}(x):\n    return f{n}_{k - 1}(x) + 1" if k else f"def f{n}_0(x):\n    return x" for k in range(8))
+        (code / f"mod_{n:02d}.py").write_text(funcs + "\n", encoding="utf-8")
+    box.index_code(code)
+    (code / "mod_00.py").write_text("def changed():\n    return 1\n", encoding="utf-8")
+    for _ in range(HIT_QUERIES):
+        box.recall(_text(rng, 2))
+
+
+def build(path: Path, *, messages: int, threads: int, per_thread: int, memory: int = DEFAULT_MEMORY) -> dict[str, Any]:
     """Write the store; returns what the pages are loaded with."""
     rng = random.Random(SEED)
     started = time.perf_counter()
@@ -106,7 +146,9 @@ def build(path: Path, *, messages: int, threads: int, per_thread: int) -> dict[s
                 if start == 0:
                     box.compact(channel, f"First half of {channel}: {_text(rng, 40)}")
         box.quarantine(channels[-1])
+        _curated(box, rng, path.parent, memory)
         total = sum(t.message_count for t in box.threads())
+        entries = len(box.memories())
     return {
         "channels": channels,
         "big": big,
@@ -114,6 +156,7 @@ def build(path: Path, *, messages: int, threads: int, per_thread: int) -> dict[s
         "per_thread": per_thread,
         "long_id": long_ids[0],
         "total_messages": total,
+        "memory_entries": entries,
         "build_seconds": round(time.perf_counter() - started, 1),
     }
 
@@ -142,6 +185,12 @@ def pages(db: Path, data: dict[str, Any]) -> dict[str, str]:
         "search two common words (one thread)": f"/search?q=rollout+canary&channel={encoded}",
         "policy": "/policy",
         "policy confirm": "/policy/confirm?action=quarantine&target=x",
+        f"memory ({data.get('memory_entries', 0):,} entries)": "/memory",
+        "memory, dormant only": "/memory?state=dormant",
+        "memory, last page": f"/memory?page={max(1, -(-data.get('memory_entries', 0) // 100))}",
+        f"knowledge ({KNOWLEDGE_FILES} documents)": "/knowledge",
+        f"code ({CODE_FILES} files)": "/code",
+        "hit-log": "/hits",
     }
 
 
@@ -191,6 +240,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=DEFAULT_MESSAGES)
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     parser.add_argument("--per-thread", type=int, default=DEFAULT_PER_THREAD)
+    parser.add_argument("--memory", type=int, default=DEFAULT_MEMORY)
     parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
@@ -200,12 +250,12 @@ def main() -> None:
     if db.exists() and meta.exists():
         data = json.loads(meta.read_text(encoding="utf-8"))
     else:
-        data = build(db, messages=args.messages, threads=args.threads, per_thread=args.per_thread)
+        data = build(db, messages=args.messages, threads=args.threads, per_thread=args.per_thread, memory=args.memory)
         meta.write_text(json.dumps(data), encoding="utf-8")
     print(f"store: {data['total_messages']} messages, built in {data['build_seconds']} s")
     paths = pages(db, data)
     server = subprocess.Popen(
-        [sys.executable, "-m", "recallbox.web.serve", "--db", str(db), "--port", "0"],
+        [sys.executable, "-m", "recallbox", "ui", "--db", str(db), "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
         env={"PYTHONPATH": str(ROOT / "src"), "RECALLBOX_HOME": str(folder / "home"), "PATH": ""},
@@ -228,6 +278,10 @@ def main() -> None:
             "threads": len(data["channels"]) + 1,
             "per_thread": args.per_thread,
             "big_thread_messages": data["big_messages"],
+            "memory_entries": data.get("memory_entries"),
+            "knowledge_documents": KNOWLEDGE_FILES,
+            "code_files": CODE_FILES,
+            "hit_log_recalls": HIT_QUERIES,
             "seed": SEED,
             "build_seconds": data["build_seconds"],
         },

@@ -32,6 +32,13 @@ from recallbox.errors import (
     TimedOut,
     UnsupportedFilter,
 )
+from recallbox.inventory_types import (
+    CodeFileStatus,
+    DayHits,
+    DocumentStatus,
+    KnowledgeDocument,
+    MemoryForecast,
+)
 from recallbox.recall import MIN_RECALL_BUDGET_CHARS, RECALL_HEADER, RECALL_MAX_BUDGET_CHARS
 from recallbox.recall_answer import OTHER_MEMORY_MAX_CHARS
 from recallbox.recall_types import Bucket, BucketedRecall, HitStats
@@ -111,10 +118,13 @@ __all__ = [
     "Box",
     "Bucket",
     "BucketedRecall",
+    "CodeFileStatus",
+    "DayHits",
     "DecayReport",
     "DecayTransition",
     "DependencyMissing",
     "DoctorReport",
+    "DocumentStatus",
     "FileImportReport",
     "Generation",
     "Hit",
@@ -124,9 +134,11 @@ __all__ = [
     "IndexHealth",
     "InvalidArgument",
     "InvalidQuery",
+    "KnowledgeDocument",
     "MemoryEntry",
     "MemoryFieldChange",
     "MemoryFileLine",
+    "MemoryForecast",
     "MemoryImportReport",
     "Message",
     "NotFound",

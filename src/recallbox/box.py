@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from recallbox.box_curated import CuratedVerbs
+from recallbox.box_inspect import InspectVerbs
 from recallbox.box_recall import RecallVerbs
 from recallbox.box_secrets import SecretVerbs
 from recallbox.domains import code_calls, history, reading
@@ -71,7 +72,7 @@ def _resolve_location(path_or_url: str | Path) -> str:
     return str(Path(path_or_url).expanduser())
 
 
-class Box(CuratedVerbs, RecallVerbs, SecretVerbs):
+class Box(CuratedVerbs, RecallVerbs, InspectVerbs, SecretVerbs):
     """The recallbox API over one store. Use :func:`recallbox.open` to make one.
 
     A Box may be used from several threads (one connection per thread); it is not fork-safe.

@@ -9,17 +9,21 @@ content (issue #20 acceptance).
 * ``SECRET`` — a quarantined thread (compacted once) whose text, arguments, metadata and summary
   carry ``CANARY_QUARANTINED``;
 * an imported OpenAI transcript ``private-export.json`` whose source is excluded, its text
-  carrying ``CANARY_EXCLUDED``.
+  carrying ``CANARY_EXCLUDED``;
+* memory entries in every state (active, evergreen, dormant, archived, superseded), a knowledge
+  directory (one document edited after the sync: stale), a small code index (one file edited
+  after indexing: stale) and hit-log rows from a recall and a drill.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import recallbox
+from recallbox.domains.memory_ops import remember
 
 DEPLOY = "ops/deploy #42 staging"
 HOSTILE = 'notes <b>&</b> "odd" channel?'
@@ -40,6 +44,16 @@ HOSTILE_TEXT = (
     "{{ 7 * 7 }} {% raw %} ${7*7}"
 )
 START = datetime(2025, 7, 1, 8, 0, tzinfo=UTC)
+MEMORY_ACTIVE = "Run the billing migrations before the rollout, never after."
+MEMORY_EVERGREEN = "Verify a deploy by its pods, not by the CI badge."
+MEMORY_DORMANT = "The staging cluster needs the VPN profile named ops-eu."
+MEMORY_ARCHIVED = "The old release script lived in tools/release.sh."
+KNOWLEDGE_DIR = "kb"
+KNOWLEDGE_STALE = "deploy.md"
+KNOWLEDGE_FRESH = "runbook.txt"
+CODE_DIR = "billing-svc"
+CODE_STALE = "util.py"
+CODE_FRESH = "app.py"
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,7 @@ class Fixture:
     excluded_ids: tuple[str, ...]
     pending_id: str
     superseded_id: str
+    memory_keys: tuple[str, ...] = ()
 
 
 def _at(minutes: int) -> datetime:
@@ -159,6 +174,48 @@ def _excluded(box: recallbox.Box, folder: Path) -> tuple[str, ...]:
     return tuple(m.id for m in box.messages(EXCLUDED_CHANNEL))
 
 
+def _memory(box: recallbox.Box) -> tuple[str, ...]:
+    today = date.today()
+    active = box.remember(MEMORY_ACTIVE, type="process", title="Migrations first")
+    evergreen = box.remember(MEMORY_EVERGREEN, type="principle", title="Pods, not badges")
+    dormant = remember(box.store, MEMORY_DORMANT, "pitfall", "VPN for staging", today=today - timedelta(days=120))
+    archived = remember(box.store, MEMORY_ARCHIVED, "decision", "Release script", today=today - timedelta(days=400))
+    old = box.remember("Deploy on Fridays only with a second reviewer.", type="guideline")
+    new = box.remember("Deploy on any weekday with a second reviewer.", type="guideline")
+    box.supersede_memory(old.key, by=new.key)
+    box.decay(today - timedelta(days=100))  # the 400-day-old entry goes dormant
+    box.decay(today)  # ... and archived; the 120-day-old one dormant
+    box.touch(active.key)
+    return (active.key, evergreen.key, dormant.key, archived.key, old.key, new.key)
+
+
+def _knowledge(box: recallbox.Box, folder: Path) -> None:
+    root = folder / KNOWLEDGE_DIR
+    root.mkdir()
+    (root / KNOWLEDGE_STALE).write_text(
+        "# Deploying billing\n\n## Staging\n\nRoll out with kubectl.\n\n## Production\n\nAsk first.\n",
+        encoding="utf-8",
+    )
+    (root / KNOWLEDGE_FRESH).write_text("Check the error budget before any rollout.\n", encoding="utf-8")
+    box.sync_directory(root)
+    (root / KNOWLEDGE_STALE).write_text(
+        "# Deploying billing\n\n## Staging\n\nRoll out with helm now.\n", encoding="utf-8"
+    )
+
+
+def _code(box: recallbox.Box, folder: Path) -> None:
+    root = folder / CODE_DIR
+    root.mkdir()
+    (root / CODE_STALE).write_text("def rollout_ready(pods):\n    return all(pods)\n", encoding="utf-8")
+    (root / CODE_FRESH).write_text(
+        "from util import rollout_ready\n\n\nclass Deployer:\n    def watch(self, pods):\n"
+        "        return rollout_ready(pods)\n",
+        encoding="utf-8",
+    )
+    box.index_code(root)
+    (root / CODE_STALE).write_text("def rollout_ready(pods):\n    return bool(pods) and all(pods)\n", encoding="utf-8")
+
+
 def build_fixture(box: recallbox.Box, folder: Path, *, hostile: bool = True) -> Fixture:
     """Fill ``box`` with the fixture (``folder`` receives the transcript file); without
     ``hostile`` the hostile thread is left out (the screenshots)."""
@@ -166,6 +223,11 @@ def build_fixture(box: recallbox.Box, folder: Path, *, hostile: bool = True) -> 
     secret_ids = _secret(box)
     excluded_ids = _excluded(box, folder)
     hostile_id = _hostile(box) if hostile else ""
+    memory_keys = _memory(box)
+    _knowledge(box, folder)
+    _code(box, folder)
+    box.recall("billing rollout staging")
+    box.read_message(call_id)
     return Fixture(
         long_output_id=long_id,
         nested_call_id=call_id,
@@ -174,4 +236,5 @@ def build_fixture(box: recallbox.Box, folder: Path, *, hostile: bool = True) -> 
         excluded_ids=excluded_ids,
         pending_id=pending_id,
         superseded_id=superseded_id,
+        memory_keys=memory_keys,
     )

@@ -35,6 +35,10 @@ def _pages(demo: str, nested_call: str, long_output: str) -> dict[str, str]:
         "policy": "/policy",
         "confirm": "/policy/confirm?action=unquarantine&target=" + SECRET,
         "quarantined": thread_url(SECRET),
+        "memory": "/memory",
+        "knowledge": "/knowledge",
+        "code": "/code",
+        "hits": "/hits",
     }
 
 

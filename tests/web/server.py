@@ -1,4 +1,5 @@
-"""Run the real inspector in a subprocess (``python -m recallbox.web.serve``) for a test."""
+"""Run the real inspector in a subprocess (``recallbox ui``, as ``python -m recallbox ui``) for a
+test."""
 
 from __future__ import annotations
 
@@ -45,10 +46,10 @@ def _first_line(process: subprocess.Popen[str]) -> str:
 
 
 def launch(db: Path, home: Path, *extra: str) -> subprocess.Popen[str]:
-    """Start ``python -m recallbox.web.serve --db DB --port 0 EXTRA…`` (not waiting)."""
+    """Start ``recallbox ui --db DB --port 0 EXTRA…`` (not waiting)."""
     env = {**os.environ, "RECALLBOX_HOME": str(home)}
     env.pop("RECALLBOX_UI_TOKEN", None)
-    command: Sequence[str] = [sys.executable, "-m", "recallbox.web.serve", "--db", str(db), "--port", "0", *extra]
+    command: Sequence[str] = [sys.executable, "-m", "recallbox", "ui", "--db", str(db), "--port", "0", *extra]
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )

@@ -20,9 +20,12 @@ from tests.web.conftest import crawl
 from tests.web.fixture_store import (
     CANARY_EXCLUDED,
     CANARY_QUARANTINED,
+    CODE_FRESH,
+    CODE_STALE,
     DEPLOY,
     EXCLUDED_CHANNEL,
     HOSTILE,
+    KNOWLEDGE_STALE,
     LONG_END,
     PWNED_FLAG,
     SECRET,
@@ -37,6 +40,8 @@ from recallbox.web.render import message_url, thread_url
 CANARIES = (CANARY_QUARANTINED, CANARY_EXCLUDED)
 #: axe-core impacts that fail a page.
 BLOCKING_IMPACTS = frozenset({"serious", "critical"})
+#: The inventory pages (#20), each reachable from every page's navigation.
+INVENTORY_PAGES = ("/memory", "/knowledge", "/code", "/hits")
 #: Another origin, served by the browser itself (page.route), for the cross-site form.
 ATTACKER = "http://attacker.invalid/"
 
@@ -138,7 +143,7 @@ def test_search_form_works_by_typing_and_enter(page: Page, site: Site) -> None:
     page.locator("#q").press("Enter")
     page.wait_for_url(re.compile(r"channel="))
     assert DEPLOY in page.locator("section.literal p.meta").inner_text()
-    sessions = page.locator("section.ranked ol.hits").first
+    sessions = page.locator("section.ranked #bucket-sessions ol.hits")
     assert "carried by" in sessions.inner_text()
     sessions.locator("a").first.click()
     assert "/messages/m_" in page.url
@@ -153,6 +158,28 @@ def test_paging_a_long_message_reaches_its_last_character(page: Page, site: Site
     assert len(texts) == 5 and texts[-1].endswith(LONG_END)
     page.get_by_role("link", name="← Previous page").click()
     assert page.locator("pre.audit").inner_text() == texts[-2]
+
+
+def test_inventory_pages_show_their_items(page: Page, site: Site) -> None:
+    visit(page, site.server.origin + "/memory")
+    _, evergreen, _, archived, _, _ = site.fixture.memory_keys
+    rows = page.locator("table.memory tbody tr")
+    assert rows.count() == len(site.fixture.memory_keys)
+    assert "never (evergreen)" in page.locator(f"tr#{evergreen}").inner_text()
+    assert "already archived" in page.locator(f"tr#{archived}").inner_text()
+    page.get_by_label("State").select_option("dormant")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_url(re.compile(r"/memory\?type=&state=dormant$"))
+    assert page.locator("table.memory tbody tr").count() == 1
+    visit(page, site.server.origin + "/knowledge")
+    assert "stale: changed" in page.locator("tr", has_text=KNOWLEDGE_STALE).inner_text()
+    visit(page, site.server.origin + "/code")
+    assert "stale: changed" in page.locator("tr", has_text=CODE_STALE).inner_text()
+    assert "up to date" in page.locator("tr", has_text=CODE_FRESH).inner_text()
+    visit(page, site.server.origin + "/hits")
+    assert page.locator("svg.hits-chart rect.bar").count() >= 1
+    assert page.get_by_role("img", name="Recalls per day by domain").is_visible()
+    assert page.locator("ol.most-recalled li").count() >= 1
 
 
 # -- privacy -------------------------------------------------------------------------------------
@@ -173,6 +200,7 @@ def test_canaries_appear_nowhere_then_return_through_the_policy_form(
 
         pages = crawl(fetch, server.url, 3)
         assert server.origin + thread_url(SECRET) in pages and len(pages) > 30
+        assert all(server.origin + p in pages for p in INVENTORY_PAGES)
         for url, html in pages.items():
             assert not any(c in html for c in CANARIES), url
         visit(page, server.origin + thread_url(SECRET))
@@ -267,6 +295,9 @@ def page_paths(fixture: Fixture) -> list[str]:
         message_url(fixture.hostile_id),
         "/search",
         "/search?" + "q=rollout&channel=" + thread_url(DEPLOY).removeprefix("/threads/"),
+        "/search?q=billing+rollout",
+        *INVENTORY_PAGES,
+        "/memory?state=dormant",
         "/policy",
         "/policy/confirm?action=quarantine&target=new-thread",
         "/no-such-page",

@@ -155,7 +155,7 @@ def test_split_summary_finds_the_engine_directory() -> None:
 def test_search_shows_windows_and_ranked_hits(client: TestClient, fixture: Fixture) -> None:
     html = client.get("/search", params={"q": "rollout", "channel": DEPLOY}).text
     visible = text_of(html)
-    assert "search_memory" in visible and "Ranked hits" in visible
+    assert "search_memory" in visible and "recall buckets" in visible
     assert f'href="{message_url(fixture.nested_call_id)}"' in html
     assert "field=tool_call.arguments.command" in visible
     assert "keyword" in visible and "fused" in visible and "carried by" in visible
@@ -188,7 +188,7 @@ def test_get_never_changes_the_policy(client: TestClient, box: recallbox.Box) ->
 
 
 def test_unknown_pages_are_404_pages(client: TestClient) -> None:
-    response = client.get("/memory")
+    response = client.get("/nothing-here")
     assert response.status_code == 404 and "<h1>Not Found</h1>" in response.text
     assert client.post("/", headers={"origin": "http://127.0.0.1:8765"}).status_code == 403
 

@@ -43,6 +43,7 @@ def test_no_canary_on_any_page_reachable_from_the_index(client: TestClient, fixt
         assert BASE + wanted in opened
     assert any(message_url(i) in url for url in opened for i in fixture.secret_ids)
     assert len(pages) > 30
+    assert all(BASE + p in opened for p in ("/memory", "/knowledge", "/code", "/hits"))
     for url, html in pages.items():
         for canary in CANARIES:
             assert canary not in html, (url, canary)

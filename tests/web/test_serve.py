@@ -1,9 +1,13 @@
-"""``serve`` and ``python -m recallbox.web.serve``: the URL line, host refusal, Ctrl-C."""
+"""``serve``, ``recallbox ui`` and ``python -m recallbox.web.serve``: the URL line, host refusal,
+Ctrl-C."""
 
 from __future__ import annotations
 
 import http.client
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +97,42 @@ def test_a_port_in_use_is_one_error(db: Path, tmp_home: Path) -> None:
         port = server.url.rsplit(":", 1)[1].strip("/")
         code = main(["--db", str(db), "--port", port])
         assert code == 1
+
+
+def _ui(db: Path, home: Path, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RECALLBOX_HOME": str(home)}
+    env.pop("RECALLBOX_UI_TOKEN", None)
+    if token is not None:
+        env["RECALLBOX_UI_TOKEN"] = token
+    command = [sys.executable, "-m", "recallbox", "ui", "--db", str(db), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_recallbox_ui_refuses_0000_without_a_token_with_one_line_and_exit_2(
+    db: Path, tmp_home: Path
+) -> None:
+    done = _ui(db, tmp_home, "--host", "0.0.0.0", "--port", "0")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "--token" in done.stderr and "RECALLBOX_UI_TOKEN" in done.stderr
+
+
+def test_recallbox_ui_refuses_a_missing_database_and_a_bad_port(tmp_path: Path, tmp_home: Path) -> None:
+    missing = tmp_path / "none.db"
+    done = _ui(missing, tmp_home, "--port", "0")
+    assert done.returncode == 1 and "no database at" in done.stderr and not missing.exists()
+    assert _ui(missing, tmp_home, "--port", "70000").returncode == 2
+
+
+def test_recallbox_ui_takes_the_token_from_the_environment(db: Path, tmp_home: Path) -> None:
+    env = {**os.environ, "RECALLBOX_HOME": str(tmp_home), "RECALLBOX_UI_TOKEN": "envtok"}
+    command = [sys.executable, "-m", "recallbox", "ui", "--db", str(db), "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline()
+        assert re.fullmatch(r"http://127\.0\.0\.1:(\d+)/\n", url)
+        assert get(url, "/")[0] == 401
+        assert get(url, "/", {"authorization": "Bearer envtok"})[0] == 200
+    finally:
+        code, err = stop(process)
+    assert code == 130 and "Traceback" not in err

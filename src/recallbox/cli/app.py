@@ -26,6 +26,7 @@ from recallbox.cli.commands import (
     search,
     secrets,
     threads,
+    ui,
 )
 from recallbox.cli.shared import (
     DB_HELP,
@@ -107,6 +108,7 @@ for _module in (
     knowledge,
     code,
     recall,
+    ui,
 ):
     _module.register(cli)
 for _module in (secrets,):

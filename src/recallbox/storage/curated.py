@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from recallbox.inventory_types import KnowledgeDocument
 from recallbox.storage.queries import LexicalQuery, SearchFilter
 from recallbox.storage.values import (
     DocumentWrite,
@@ -40,6 +41,10 @@ class KnowledgeStore(Protocol):
 
     def document_sources(self, scope: str | None, root: str) -> list[str]:
         """The sources with live rows synced from ``root`` into ``scope``, sorted."""
+
+    def knowledge_documents(self) -> list[KnowledgeDocument]:
+        """Audit read: every stored document ``(scope, source)`` with its live and removed
+        section counts and its last write, by source then scope (no policy applied)."""
 
     def write_document(self, document: DocumentWrite) -> list[Section]:
         """Apply one document's writes and removals in one transaction (new rows get their

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from recallbox.inventory_types import DayHits
 from recallbox.recall_types import HitStats
 from recallbox.storage.values import HitRow, NewToolOutput
 
@@ -61,6 +62,10 @@ class HitLog(Protocol):
     def advance_hit_watermark(self, consumer: str, upto: int) -> None:
         """Record that ``consumer`` has read every row up to position ``upto`` (never moves
         back)."""
+
+    def hit_days(self, *, since: str, until: str) -> list[DayHits]:
+        """Hit and drill rows per UTC day and domain from day ``since`` up to, not including,
+        day ``until`` (both ``YYYY-MM-DD``), by day then domain (the inspector's chart, #20)."""
 
 
 @runtime_checkable

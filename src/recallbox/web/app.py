@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+import recallbox.web.inventory as inventory
 import recallbox.web.pages as pages
 import recallbox.web.policy as policy
 import recallbox.web.search as search
@@ -58,6 +59,10 @@ def build_app(
         Route("/threads/{channel:" + CHANNEL_CONVERTOR + "}", pages.thread, methods=["GET"]),
         Route("/messages/{message_id}", pages.message, methods=["GET"]),
         Route("/search", search.search, methods=["GET"]),
+        Route("/memory", inventory.memory, methods=["GET"]),
+        Route("/knowledge", inventory.knowledge, methods=["GET"]),
+        Route("/code", inventory.code, methods=["GET"]),
+        Route("/hits", inventory.hits, methods=["GET"]),
         Route("/policy", policy.policy_page, methods=["GET"]),
         Route("/policy", policy.apply_change, methods=["POST"]),
         Route("/policy/confirm", policy.confirm_page, methods=["GET"]),

@@ -19,11 +19,8 @@ from recallbox.web.adapters import HitScores, hit_scores
 from recallbox.web.params import text_param
 from recallbox.web.render import inspector
 
-#: The ranked domains shown beside ``search_memory`` (the other domains' buckets arrive with
-#: ``recall``, #12: they go in :func:`ranked_sections`' list, nowhere else).
-RANKED_DOMAINS: tuple[str, ...] = ("sessions", "transcripts")
-#: Hits per ranked domain.
-RANKED_HITS_LIMIT = 10
+#: The ``recall`` budget of the page (its buckets are shown hit by hit, each with its legs).
+RECALL_BUDGET_CHARS = 12_000
 #: A hit block's metadata line in a ``search_memory`` result (DESIGN §3.2).
 BLOCK_HEADER_RE = re.compile(r"^\[message_id=(?P<id>[^\s\]]+)(?P<meta>[^\n]*)\]$")
 #: Lines of the verb's own that end a hit block (stored text starting so is escaped, §3.5).
@@ -92,27 +89,28 @@ class RankedHit:
 
 @dataclass(frozen=True, slots=True)
 class RankedSection:
-    """One domain's ranked hits (or the error that stopped them)."""
+    """One ``recall`` bucket: its domain, the layer that answered, its hits (or its error)."""
 
     domain: str
     hits: list[RankedHit]
     error: str | None = None
+    layer: str = ""
 
 
 def ranked_sections(request: Request, query: str, channel: str | None) -> list[RankedSection]:
-    """``box.search`` per ranked domain, keyword leg plus stored vectors, no embedding call."""
+    """``box.recall`` over every domain (keyword legs plus stored vectors, no embedding
+    call), one section per bucket in the verb's order; ``channel`` narrows the sessions bucket's
+    hits to that thread (recall itself has no channel filter)."""
     box = inspector(request).box
+    try:
+        result = box.recall(query, budget_chars=RECALL_BUDGET_CHARS, allow_embed=False)
+    except InvalidArgument as exc:
+        return [RankedSection("recall", [], str(exc))]
     sections = []
-    for domain in RANKED_DOMAINS:
-        try:
-            hits = box.search(
-                query, domain=domain, channel=channel, limit=RANKED_HITS_LIMIT, allow_embed=False
-            )
-        except InvalidArgument as exc:
-            sections.append(RankedSection(domain, [], str(exc)))
-            continue
+    for bucket in result.buckets.values():
+        hits = [h for h in bucket.hits if channel is None or h.channel in (None, channel)]
         ranked = [RankedHit(h, hit_scores(h), h.best_message_id) for h in hits]
-        sections.append(RankedSection(domain, ranked))
+        sections.append(RankedSection(bucket.domain, ranked, bucket.error, bucket.layer))
     return sections
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import apsw
 
+from recallbox.inventory_types import DayHits
 from recallbox.recall_types import DomainHits, HitStats, NeverRecalled, TargetHits
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import CORPORA
@@ -140,6 +141,16 @@ class HitLogMixin:
                 "updated_at = excluded.updated_at",
                 (consumer, int(upto), now()),
             )
+
+    def hit_days(self, *, since: str, until: str) -> list[DayHits]:
+        with self.pool.reading() as conn:
+            rows = conn.execute(
+                "SELECT substr(at, 1, 10) AS day, domain, coalesce(sum(drilled = 0), 0), "
+                "coalesce(sum(drilled), 0) FROM hit_log WHERE at >= ? AND at < ? "
+                "GROUP BY day, domain ORDER BY day, domain",
+                (since, until),
+            ).fetchall()
+        return [DayHits(str(d), str(m), _int(h), _int(r)) for d, m, h, r in rows]
 
     def hit_stats(self, *, top: int, max_rows: int) -> HitStats:
         with self.pool.snapshot() as conn:

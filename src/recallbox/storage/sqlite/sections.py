@@ -18,6 +18,7 @@ from typing import Any
 
 import apsw
 
+from recallbox.inventory_types import KnowledgeDocument
 from recallbox.storage.queries import LexicalQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import SECTIONS
@@ -27,7 +28,7 @@ from recallbox.storage.sqlite.keyword import (
     register_functions,
 )
 from recallbox.storage.sqlite.match import any_of, phrase_strings
-from recallbox.storage.sqlite.rows import new_id, now
+from recallbox.storage.sqlite.rows import new_id, now, parse_time
 from recallbox.storage.values import (
     DocumentWrite,
     KeywordScope,
@@ -150,6 +151,26 @@ class KnowledgeMixin:
                 (root, scope),
             ).fetchall()
         return [str(r[0]) for r in rows]
+
+    def knowledge_documents(self) -> list[KnowledgeDocument]:
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(
+                "SELECT scope, source, max(root), max(identity), coalesce(sum(removed = 0), 0), "
+                "coalesce(sum(removed), 0), max(updated_at) FROM knowledge_sections "
+                "GROUP BY scope, source ORDER BY source, scope"
+            ).fetchall()
+        return [
+            KnowledgeDocument(
+                scope=None if r[0] is None else str(r[0]),
+                source=str(r[1]),
+                root=None if r[2] is None else str(r[2]),
+                sections=int(r[4]),
+                removed_sections=int(r[5]),
+                last_sync=parse_time(str(r[6])),
+                identity=None if r[3] is None else str(r[3]),
+            )
+            for r in rows
+        ]
 
     def write_document(self, document: DocumentWrite) -> list[Section]:
         stamp = now()

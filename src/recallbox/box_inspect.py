@@ -1,0 +1,52 @@
+"""The Box verbs of the web inspector's inventories (#20), mixed into ``recallbox.Box``.
+
+Person-facing audit verbs (DESIGN §5): they write nothing and serve no agent; denied documents
+and code files come back flagged ``denied``. Each delegates to ``recallbox.domains.inventory``.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from recallbox.domains import inventory
+from recallbox.hitlog import HitRecorder
+from recallbox.inventory_types import CodeFileStatus, DayHits, DocumentStatus, MemoryForecast
+from recallbox.storage.base import Store
+
+#: Days of hit-log rows ``hit_days`` reports by default.
+HIT_DAYS_DEFAULT = 30
+
+
+class InspectVerbs:
+    """``memory_forecast``, ``knowledge_documents``, ``code_files`` and ``hit_days``."""
+
+    store: Store
+    hits: HitRecorder
+
+    def memory_forecast(self, today: date | None = None) -> list[MemoryForecast]:
+        """Every memory entry with the day it goes dormant and archived if nothing touches it
+        (the decay rules of DESIGN §4.3 for future days, decay running daily; nothing written).
+
+        Raises:
+            InvalidArgument: ``today`` is not a date.
+        """
+        return inventory.memory_forecasts(self.store, today)
+
+    def knowledge_documents(self) -> list[DocumentStatus]:
+        """Every indexed document with its section count, last sync and stale mark (the file
+        changed or vanished since it was indexed); denied ones flagged, their files unread."""
+        return inventory.knowledge_documents(self.store)
+
+    def code_files(self) -> list[CodeFileStatus]:
+        """Every indexed code file with its symbol count, last index and stale mark; denied
+        ones flagged, their files unread."""
+        return inventory.code_files(self.store)
+
+    def hit_days(self, days: int = HIT_DAYS_DEFAULT, today: date | None = None) -> list[DayHits]:
+        """Hit-log rows per UTC day and domain over the last ``days`` days.
+
+        Raises:
+            InvalidArgument: ``days`` outside 1–366, or ``today`` not a date.
+        """
+        self.hits.flush()
+        return inventory.hit_days(self.store, days, today)

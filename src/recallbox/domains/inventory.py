@@ -1,0 +1,120 @@
+"""The inspector's inventories (issue #20): memory decay forecasts, indexed documents and code
+files with stale marks, hit-log rows per day.
+
+Person-facing reads: nothing here is written, and nothing serves an agent. A denied document or
+code file is returned flagged ``denied`` (its page counts it, never names it, DESIGN §5) and its
+file is never read for the stale mark.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+from recallbox.code.incremental import FileStamp, stale_files
+from recallbox.domains.knowledge_files import (
+    Document,
+    KnowledgeFile,
+    read_knowledge_file,
+    split_document,
+)
+from recallbox.domains.memory_ops import check_day, memories
+from recallbox.domains.privacy import normalize_source_path
+from recallbox.errors import InvalidArgument
+from recallbox.inventory_types import (
+    CodeFileStatus,
+    DayHits,
+    DocumentStatus,
+    KnowledgeDocument,
+    MemoryForecast,
+)
+from recallbox.ranking.decay import forecast
+from recallbox.storage.base import EVERYTHING, Store
+
+STALE_CHANGED = "changed"
+STALE_MISSING = "missing"
+#: The longest window of days ``hit_days`` reports.
+HIT_DAYS_MAX = 366
+
+
+def memory_forecasts(store: Store, today: object = None) -> list[MemoryForecast]:
+    """Every memory entry (MEMORY.md order) with the day decay would move it if untouched."""
+    day = check_day(today)
+    out = []
+    for entry in memories(store, None):
+        moves = forecast(entry, day)
+        out.append(MemoryForecast(entry, moves.dormant_on, moves.archived_on))
+    return out
+
+
+def _document_stale(document: KnowledgeDocument, stored_hashes: list[str]) -> str | None:
+    if document.root is None:
+        return None
+    path = Path(document.root) / document.source
+    if not path.is_file():
+        return STALE_MISSING
+    read = read_knowledge_file(KnowledgeFile(document.source, path))
+    if not isinstance(read, Document):
+        return STALE_CHANGED
+    now = [section.content_hash for section in split_document(document.source, read.text)]
+    return None if now == stored_hashes else STALE_CHANGED
+
+
+def knowledge_documents(store: Store) -> list[DocumentStatus]:
+    """Every indexed document with live sections, by source, with its stale mark."""
+    visible = set(store.knowledge_sources(where=EVERYTHING))
+    out = []
+    for document in store.knowledge_documents():
+        if document.sections == 0:
+            continue
+        if document.source not in visible:
+            out.append(DocumentStatus(document, None, denied=True))
+            continue
+        rows = store.document_sections(document.scope, document.source)
+        hashes = [row.content_hash for row in rows if not row.removed]
+        out.append(DocumentStatus(document, _document_stale(document, hashes)))
+    return out
+
+
+def _code_denied(path: str, exclusions: list[str]) -> bool:
+    """A code file is denied by an exclusion of its basename or of its scope-relative path."""
+    source = normalize_source_path(path)
+    name = source.rsplit("/", 1)[-1]
+    return any(e == source or ("/" not in e and e == name) for e in exclusions)
+
+
+def code_files(store: Store) -> list[CodeFileStatus]:
+    """Every indexed code file, by scope and path, with its symbol count and stale mark."""
+    exclusions = [normalize_source_path(name) for name in store.policy().excluded_sources]
+    out = []
+    for scope in store.code_scopes():
+        graph = store.code_graph(scope.name)
+        shown = [g for g in graph if not _code_denied(g.file.path, exclusions)]
+        stamps = [FileStamp(g.file.path, g.file.hash, g.file.size, g.file.mtime_ns) for g in shown]
+        stale = set(stale_files(Path(scope.root), stamps))
+        for item in graph:
+            file = item.file
+            denied = item not in shown
+            mark = None
+            if file.path in stale and not denied:
+                exists = (Path(scope.root) / file.path).exists()
+                mark = STALE_CHANGED if exists else STALE_MISSING
+            out.append(
+                CodeFileStatus(
+                    scope.name, file.path, file.language, len(item.symbols), scope.indexed_at,
+                    mark, file.error, denied=denied,
+                )
+            )  # fmt: skip
+    return out
+
+
+def hit_days(store: Store, days: object, today: object = None) -> list[DayHits]:
+    """Hit-log rows per UTC day and domain for the last ``days`` days (today included)."""
+    if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= HIT_DAYS_MAX:
+        raise InvalidArgument(f"days must be a whole number from 1 to {HIT_DAYS_MAX}, got {days!r}")
+    last: date = datetime.now(UTC).date() if today is None else check_day(today)
+    first = last - timedelta(days=days - 1)
+    return store.hit_days(since=first.isoformat(), until=(last + timedelta(days=1)).isoformat())
+
+
+__all__ = ["code_files", "hit_days", "knowledge_documents", "memory_forecasts"]

@@ -1,0 +1,83 @@
+"""What the inspector's inventory verbs return (issue #20): memory forecasts, indexed
+documents and code files with their stale marks, hit-log rows per day.
+
+Frozen, slotted dataclasses; no behaviour. Re-exported from :mod:`recallbox`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from recallbox.types import MemoryEntry
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryForecast:
+    """One memory entry and the day decay would move it if nothing touches it (DESIGN §4.3
+    evaluated for future days, decay running daily; ``None``: never, or already there)."""
+
+    entry: MemoryEntry
+    dormant_on: date | None
+    archived_on: date | None
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeDocument:
+    """One indexed document ``(scope, source)`` as stored: live and removed section counts,
+    the last time one of its sections was written, the root it was synced from (``None``:
+    added with ``add_document``) and its file identity."""
+
+    scope: str | None
+    source: str
+    root: str | None
+    sections: int
+    removed_sections: int
+    last_sync: datetime
+    identity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentStatus:
+    """A document with its stale mark: ``stale`` is ``"changed"`` (the file's sections differ
+    from the stored ones), ``"missing"`` (the file is gone), ``None`` (unchanged, or not from a
+    file: ``document.root`` is ``None``)."""
+
+    document: KnowledgeDocument
+    stale: str | None
+    denied: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CodeFileStatus:
+    """One indexed code file: its scope, path, language, symbol count, when its scope was last
+    indexed, and its stale mark (``"changed"``: size, mtime or content differ from the index;
+    ``"missing"``: gone; ``None``: unchanged)."""
+
+    scope: str
+    path: str
+    language: str
+    symbols: int
+    indexed_at: datetime
+    stale: str | None
+    error: str | None = None
+    denied: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DayHits:
+    """Hit-log rows of one domain on one UTC day (``day``: ``YYYY-MM-DD``)."""
+
+    day: str
+    domain: str
+    hits: int
+    drills: int
+
+
+__all__ = [
+    "CodeFileStatus",
+    "DayHits",
+    "DocumentStatus",
+    "KnowledgeDocument",
+    "MemoryForecast",
+]

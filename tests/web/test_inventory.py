@@ -1,0 +1,160 @@
+"""``/memory``, ``/knowledge``, ``/code``, ``/hits`` and the recall buckets of ``/search``,
+in-process over the fixture store; the inventory verbs on their own."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from tests.web.conftest import BASE
+from tests.web.fixture_store import (
+    CODE_FRESH,
+    CODE_STALE,
+    KNOWLEDGE_FRESH,
+    KNOWLEDGE_STALE,
+    MEMORY_ARCHIVED,
+    Fixture,
+)
+from tests.web.test_pages import text_of
+
+import recallbox
+from recallbox import DayHits, InvalidArgument
+from recallbox.ranking.decay import forecast
+from recallbox.web.app import build_app
+from recallbox.web.inventory import CHART_DAYS, build_chart
+
+
+def _row(html: str, needle: str) -> str:
+    rows = re.findall(r"<tr[ >].*?</tr>", html, re.DOTALL)
+    return " ".join(text_of(next(r for r in rows if needle in r)).split())
+
+
+def test_memory_lists_every_state_with_its_forecast(client: TestClient, fixture: Fixture) -> None:
+    html = client.get("/memory").text
+    active, evergreen, dormant, archived, superseded, _ = fixture.memory_keys
+    today = datetime.now(UTC).date()
+    row = _row(html, f'id="{active}"')
+    assert "active" in row and "Migrations first" in row and today.isoformat() in row
+    assert (today + timedelta(days=90)).isoformat() in row  # touched today: dormant in 90 days
+    assert (today + timedelta(days=180)).isoformat() in row
+    assert "never (evergreen)" in _row(html, f'id="{evergreen}"')
+    dormant_row = _row(html, f'id="{dormant}"')
+    assert "dormant" in dormant_row and "already dormant" in dormant_row
+    assert "already archived" in _row(html, f'id="{archived}"')
+    assert "superseded by" in _row(html, f'id="{superseded}"')
+    for state, count in (("active", 4), ("dormant", 1), ("archived", 1)):
+        assert f"<dt>{state}</dt><dd>{count}</dd>" in html
+
+
+def test_memory_forecast_matches_the_decay_rules(box: recallbox.Box, fixture: Fixture) -> None:
+    day = date(2030, 1, 1)
+    for item in box.memory_forecast(day):
+        expected = forecast(item.entry, day)
+        assert (item.dormant_on, item.archived_on) == (expected.dormant_on, expected.archived_on)
+    before = [(e.key, e.state, e.state_since) for e in box.memories()]
+    box.memory_forecast(day + timedelta(days=3650))
+    assert [(e.key, e.state, e.state_since) for e in box.memories()] == before  # nothing written
+
+
+def test_memory_filters_and_refuses_unknown_values(client: TestClient, fixture: Fixture) -> None:
+    dormant = client.get("/memory?state=dormant").text
+    assert "VPN for staging" in dormant and "Release script" not in dormant
+    assert "Release script" in client.get("/memory?type=decision").text
+    assert client.get("/memory?state=gone").status_code == 400
+    assert client.get("/memory?page=9").status_code == 404
+
+
+def test_memory_of_an_excluded_memory_md_shows_no_text(box: recallbox.Box, fixture: Fixture) -> None:
+    box.exclude_source("MEMORY.md")
+    html = TestClient(build_app(box), base_url=BASE).get("/memory").text
+    assert "excluded source" in html
+    for text in ("Migrations first", "Release script", MEMORY_ARCHIVED[:20]):
+        assert text not in html
+
+
+def test_knowledge_lists_documents_with_counts_and_stale_marks(
+    client: TestClient, fixture: Fixture
+) -> None:
+    html = client.get("/knowledge").text
+    stale, fresh = _row(html, KNOWLEDGE_STALE), _row(html, KNOWLEDGE_FRESH)
+    assert "stale: changed" in stale and "global library" in stale
+    assert "up to date" in fresh and " 1 0 " in f" {fresh} "
+    assert "1 stale" in html
+
+
+def test_code_lists_files_with_symbol_counts_and_stale_marks(
+    client: TestClient, fixture: Fixture
+) -> None:
+    html = client.get("/code").text
+    assert "stale: changed" in _row(html, CODE_STALE)
+    fresh = _row(html, CODE_FRESH)
+    assert "up to date" in fresh and "python" in fresh and "billing-svc" in fresh
+
+
+def test_a_vanished_file_is_stale_missing(box: recallbox.Box, fixture: Fixture, tmp_path: Path) -> None:
+    (tmp_path / "kb" / KNOWLEDGE_FRESH).unlink()
+    (tmp_path / "billing-svc" / CODE_FRESH).unlink()
+    assert {d.document.source: d.stale for d in box.knowledge_documents()}[KNOWLEDGE_FRESH] == "missing"
+    assert {f.path: f.stale for f in box.code_files()}[CODE_FRESH] == "missing"
+
+
+def test_excluded_documents_and_files_are_counted_never_named(
+    box: recallbox.Box, fixture: Fixture
+) -> None:
+    box.exclude_source(KNOWLEDGE_STALE)
+    box.exclude_source(CODE_STALE)
+    client = TestClient(build_app(box), base_url=BASE)
+    knowledge, code = client.get("/knowledge").text, client.get("/code").text
+    assert KNOWLEDGE_STALE not in knowledge and "1 document not shown" in knowledge
+    assert CODE_STALE not in code and "1 file not shown" in code
+    assert CODE_STALE not in client.get("/hits").text
+    box.include_source(KNOWLEDGE_STALE)
+    assert KNOWLEDGE_STALE in client.get("/knowledge").text
+
+
+def test_hits_shows_the_chart_most_and_never_recalled(client: TestClient, fixture: Fixture) -> None:
+    html = client.get("/hits").text
+    svg = html[html.index("<svg") : html.index("</svg>")]
+    today = datetime.now(UTC).date().isoformat()
+    assert re.search(rf"<title>{today} · sessions: \d+</title>", svg)
+    assert 'class="bar d-sessions"' in svg and "<script" not in svg
+    assert "Most recalled" in html and 'href="/messages/m_' in html
+    assert "Never recalled" in html and re.search(r"<td>message\w*</td><td class=\"num\">\d+</td>", html)
+
+
+def test_the_chart_stacks_domains_per_day() -> None:
+    today = date(2026, 3, 10)
+    rows = [DayHits("2026-03-10", "sessions", 6, 1), DayHits("2026-03-10", "memory", 2, 0),
+            DayHits("2026-03-09", "code", 4, 0), DayHits("2025-01-01", "code", 99, 0)]  # fmt: skip
+    chart = build_chart(rows, today)
+    assert len(chart.days) == CHART_DAYS and chart.days[-1] == "2026-03-10"
+    assert chart.peak == 8 and chart.domains == ["memory", "sessions", "code"]
+    last = [b for b in chart.bars if b.day == "2026-03-10"]
+    assert [b.domain for b in last] == ["memory", "sessions"]
+    assert last[0].y + last[0].height == pytest.approx(chart.bottom, abs=0.2)
+    assert last[1].y + last[1].height == pytest.approx(last[0].y, abs=0.2)  # stacked on top
+    assert all(b.day != "2025-01-01" for b in chart.bars)
+
+
+def test_hit_days_counts_per_day_and_domain(box: recallbox.Box) -> None:
+    box.append("c", "user", "zebra crossing")
+    box.search_memory("zebra")
+    rows = box.hit_days(7)
+    assert rows and all(r.day == datetime.now(UTC).date().isoformat() for r in rows)
+    assert sum(r.hits for r in rows) >= 1
+    with pytest.raises(InvalidArgument):
+        box.hit_days(0)
+    assert box.hit_days(1, date(2000, 1, 1)) == []  # a window before every row
+
+
+def test_search_shows_the_recall_buckets_beside_search_memory(
+    client: TestClient, fixture: Fixture
+) -> None:
+    html = client.get("/search", params={"q": "billing rollout"}).text
+    assert "recall buckets" in html and "search_memory" in html
+    for domain in ("memory", "knowledge", "sessions", "transcripts", "code"):
+        assert f"<h3>{domain}" in html
+    assert "carried by" in html and "fused" in html
