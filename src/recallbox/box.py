@@ -25,6 +25,7 @@ from recallbox.box_curated import CuratedVerbs
 from recallbox.box_embed import EmbedVerbs
 from recallbox.box_inspect import InspectVerbs
 from recallbox.box_recall import RecallVerbs
+from recallbox.box_secrets import SecretVerbs
 from recallbox.domains import code_calls, history, reading
 from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
@@ -71,7 +72,7 @@ def _resolve_location(path_or_url: str | Path) -> str:
     return str(Path(path_or_url).expanduser())
 
 
-class Box(CuratedVerbs, RecallVerbs, InspectVerbs, EmbedVerbs):
+class Box(CuratedVerbs, RecallVerbs, InspectVerbs, EmbedVerbs, SecretVerbs):
     """The recallbox API over one store. Use :func:`recallbox.open` to make one.
 
     A Box may be used from several threads (one connection per thread); it is not fork-safe.

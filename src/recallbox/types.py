@@ -506,3 +506,28 @@ class Page:
     offset: int
     next_offset: int | None
     total_chars: int
+
+
+# -- secrets (DESIGN §7a, #15)
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeReport:
+    """What ``box.purge`` removed, and whether the erasure reached the ``-wal`` file.
+
+    ``wal_truncated`` is ``False`` when another connection kept reading through every
+    checkpoint attempt: the rows are gone, but old copies may remain as ``-wal`` frames until
+    the next checkpoint (run ``recallbox purge`` again, or ``doctor``, once readers are done).
+    """
+
+    messages: int
+    threads: int
+    chunks: int
+    sections: int
+    memories: int
+    outputs: int
+    vectors: int
+    hits: int
+    wal_truncated: bool
+    files: int = 0
+    """Code files purged (with their symbols and edges)."""

@@ -175,9 +175,20 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON that is always valid UTF-8: a lone surrogate (a command-line argument
+    that was not UTF-8) makes the whole document ASCII, the surrogate a ``\\udXXX`` escape."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, indent=indent)
+    return text
+
+
 def emit_json(value: Any, *, indent: int | None = 2) -> None:
     """Print exactly one JSON document on stdout (``indent=None``: one line, for streams)."""
-    click.echo(json.dumps(jsonable(value), ensure_ascii=False, indent=indent))
+    click.echo(json_text(jsonable(value), indent=indent))
 
 
 def json_option(func: F) -> F:
@@ -461,7 +472,7 @@ def handle_error(exc: BaseException, flags: EdgeFlags) -> int:
     if code == EXIT_INTERRUPTED:
         echo_err(message)
     elif flags.as_json:
-        click.echo(json.dumps({"error": message, "code": code}, ensure_ascii=False))
+        click.echo(json_text({"error": message, "code": code}))
     elif isinstance(leaf, NoArgsIsHelpError):
         leaf.show()  # the help text, on stderr
     else:

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from recallbox.errors import NotFound
 from recallbox.importers.records import SkippedLine
+from recallbox.limits import DEPTH_REASON, MAX_RECORD_BYTES, SIZE_REASON, TooDeep, loads_bounded
 
 JsonObject = dict[str, Any]
 
@@ -70,6 +71,28 @@ def open_source(path: Path) -> Iterator[TextIO]:
         yield stream
 
 
+SKIP_BLOCK_CHARS = 1 << 20
+"""An oversized line is passed over in blocks of this many characters (never held whole)."""
+MAX_CHAR_BYTES = 4
+"""The most bytes one character takes in UTF-8."""
+
+
+def bounded_lines(stream: TextIO) -> Iterator[str | None]:
+    """The lines of ``stream``; a line longer than ``MAX_RECORD_BYTES`` (its newline excluded)
+    comes out as ``None``, read past in blocks so it is never held in memory."""
+    while line := stream.readline(MAX_RECORD_BYTES + 2):
+        body = line.rstrip("\r\n")
+        if len(body) * MAX_CHAR_BYTES <= MAX_RECORD_BYTES or (
+            len(body) <= MAX_RECORD_BYTES
+            and len(body.encode(SOURCE_ENCODING, "surrogatepass")) <= MAX_RECORD_BYTES
+        ):
+            yield line
+            continue
+        while not line.endswith("\n") and (line := stream.readline(SKIP_BLOCK_CHARS)):
+            pass
+        yield None
+
+
 def iter_json_lines(path: Path, report: FileReport) -> Iterator[tuple[int, object]]:
     """Yield ``(line number, decoded JSON value)`` for each non-blank line of ``path``.
 
@@ -80,11 +103,17 @@ def iter_json_lines(path: Path, report: FileReport) -> Iterator[tuple[int, objec
         NotFound: there is no file at ``path``.
     """
     with open_source(path) as stream:
-        for number, line in enumerate(stream, start=1):
+        for number, line in enumerate(bounded_lines(stream), start=1):
+            if line is None:
+                report.skip(number, SIZE_REASON)
+                continue
             if not line.strip():
                 continue
             try:
-                value: object = json.loads(line)
+                value: object = loads_bounded(line)
+            except TooDeep:
+                report.skip(number, DEPTH_REASON)
+                continue
             except json.JSONDecodeError as exc:
                 if line.endswith("\n"):
                     report.skip(number, f"invalid JSON: {exc.msg} (column {exc.colno})")

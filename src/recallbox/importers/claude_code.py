@@ -60,12 +60,14 @@ from recallbox.importers._common import (
     FileReport,
     JsonObject,
     as_object,
+    bounded_lines,
     iter_json_objects,
     open_source,
     str_or_none,
     type_name,
 )
 from recallbox.importers.records import FORMAT_CLAUDE_CODE, ParsedTranscript, ThreadItem
+from recallbox.limits import TooDeep, loads_bounded
 
 SUBAGENTS_DIR = "subagents"
 AGENT_FILE_PREFIX = "agent-"
@@ -329,12 +331,14 @@ def peek_session_id(path: Path) -> str | None:
     """The ``sessionId`` of the first records of a Claude Code file (``None`` if unreadable)."""
     try:
         with open_source(path) as stream:
-            for number, line in enumerate(stream, start=1):
+            for number, line in enumerate(bounded_lines(stream), start=1):
                 if number > SESSION_ID_PEEK_LINES:
                     break
+                if line is None:
+                    continue
                 try:
-                    data = json.loads(line)
-                except json.JSONDecodeError:
+                    data = loads_bounded(line)
+                except (json.JSONDecodeError, TooDeep):
                     continue
                 if isinstance(data, dict) and (found := str_or_none(data.get("sessionId"))):
                     return found

@@ -14,13 +14,9 @@ a compaction summary, its thread is not quarantined and the thread's source is n
 thread passes the same gate. :meth:`StoreLifecycle.read_snapshot` runs several reads on one
 snapshot, so a quarantine committing mid-search never lets a row through. The audit reads
 (:meth:`ThreadStore.get_message`, :meth:`ThreadStore.messages`, :meth:`ThreadStore.list_threads`)
-show everything and belong to person-facing verbs only.
-
-Ranking statistics (BM25's IDF and average length) are corpus-level, as FTS5 computes them;
-only rows, ids and texts are gated.
-
-A backend may implement a subset; :func:`require` checks a capability at run time and says
-what is missing. The contract suite (``tests/storage/contract/``) runs against every backend.
+show everything and belong to person-facing verbs only. Ranking statistics (BM25's IDF and average length) are corpus-level, as FTS5 computes them;
+only rows, ids and texts are gated. A backend may implement a subset; :func:`require` checks a
+capability at run time. The contract suite (``tests/storage/contract/``) runs on every backend.
 """
 
 from __future__ import annotations
@@ -48,6 +44,7 @@ from recallbox.storage.queries import (
     SearchFilter,
 )
 from recallbox.storage.recall_protocols import HitLog, ToolOutputStore
+from recallbox.storage.secrets import SecretStore  # not re-exported: import it from there
 from recallbox.storage.values import (
     CandidateStream,
     ChunkRow,
@@ -404,6 +401,7 @@ class Store(
     TranscriptChunks,
     KnowledgeStore,
     MemoryStore,
+    SecretStore,
     Health,
     ToolOutputStore,
     CodeStore,
@@ -431,6 +429,7 @@ PROTOCOLS: tuple[type, ...] = (
     TranscriptChunks,
     KnowledgeStore,
     MemoryStore,
+    SecretStore,
     Health,
     ToolOutputStore,
     CodeStore,

@@ -119,6 +119,18 @@ class _BusyWait:
         return True
 
 
+def _roll_back(conn: apsw.Connection, depth: int) -> None:
+    """Undo a failed write at ``depth`` (0: the transaction, else its savepoint). SQLite may
+    have rolled the whole transaction back already (SQLITE_FULL, SQLITE_IOERR): then there is
+    nothing left to undo, and the original error must not be hidden by a failed ROLLBACK."""
+    if not conn.in_transaction:
+        return
+    if depth == 0:
+        conn.execute("ROLLBACK")
+    else:
+        conn.execute(f"ROLLBACK TO sp{depth}; RELEASE sp{depth}")
+
+
 @contextmanager
 def driver_errors(path: str) -> Iterator[None]:
     """Raise the apsw errors a person can act on as :class:`StoreUnavailable` (see module)."""
@@ -369,13 +381,14 @@ class ConnectionPool:
             yield
         except BaseException:
             self._depth[key] = depth
-            if depth == 0:
-                conn.execute("ROLLBACK")
-            else:
-                conn.execute(f"ROLLBACK TO sp{depth}; RELEASE sp{depth}")
+            _roll_back(conn, depth)
             raise
         self._depth[key] = depth
-        conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        try:
+            conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        except BaseException:
+            _roll_back(conn, depth)  # a COMMIT that failed (a full disk) leaves it open
+            raise
 
     def write_nowait(self, work: Callable[[apsw.Connection], None], *, wait_s: float = 0.0) -> bool:
         """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction that waits at most ``wait_s``

@@ -204,6 +204,16 @@ def _insert_run(conn: apsw.Connection, place: _Place, rows: Sequence[NewMessage]
     return out
 
 
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be bound as SQLite text: a stored id always can, so an id holding a
+    lone surrogate (argv bytes that were not UTF-8) is simply unknown."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class ThreadMixin:
     """:class:`~recallbox.storage.base.ThreadStore` for :class:`SQLiteStore`."""
 
@@ -296,6 +306,8 @@ class ThreadMixin:
         return list(self.iter_messages(channel, generation))
 
     def get_message(self, message_id: str) -> Message | None:
+        if not is_utf8(message_id):
+            return None
         with self.pool.reading() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE m.uid = ?", (message_id,)
@@ -303,6 +315,8 @@ class ThreadMixin:
         return row_to_message(row) if row else None
 
     def _update_message(self, message_id: str, column: str, value: Any) -> Message:
+        if not is_utf8(message_id):
+            raise NotFound(f"unknown message id {message_id!r}")
         with self.pool.transaction() as conn:
             changed = conn.execute(
                 f"UPDATE messages SET {column} = ? WHERE uid = ? RETURNING uid", (value, message_id)
@@ -319,6 +333,8 @@ class ThreadMixin:
 
     # -- gated reads -----------------------------------------------------------------------
     def readable_message(self, message_id: str) -> ReadableMessage | None:
+        if not is_utf8(message_id):
+            return None
         with self.pool.reading() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS}, m.tool_calls_raw FROM {MESSAGE_FROM} "
