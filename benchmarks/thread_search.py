@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -286,11 +287,23 @@ class NaiveStore:
         conn.close()
 
     def literal_candidates(
-        self, query: LiteralQuery, *, where: SearchFilter, limit: int, recent: int = 0
+        self,
+        query: LiteralQuery,
+        *,
+        where: SearchFilter,
+        limit: int | None = None,
+        recent: int = 0,
     ) -> CandidateStream:
-        """Every message holding ``term``, in order: no cap (the complete naive answer)."""
+        """Every message holding ``term``, in order: no cap (the complete naive answer), unless
+        the caller passes a ``limit`` (then ``truncated`` says more were left, as the store does)."""
         stream = CandidateStream()
-        stream.rows = self._scan(query.term, where.channel, query.case_sensitive)
+        rows = self._scan(query.term, where.channel, query.case_sensitive)
+        if limit is None:
+            stream.rows = rows
+            return stream
+        taken = list(itertools.islice(rows, limit + 1))
+        stream.truncated = len(taken) > limit
+        stream.rows = iter(taken[:limit])
         return stream
 
     def read_snapshot(self) -> contextlib.AbstractContextManager[None]:

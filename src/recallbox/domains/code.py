@@ -29,6 +29,7 @@ from pathlib import Path
 
 from recallbox.code.incremental import FileStamp, stale_files
 from recallbox.domains.base import SearchContext
+from recallbox.domains.buckets import fit_items
 from recallbox.domains.hybrid import fuse_legs
 from recallbox.ranking.fusion import (
     EXPLAIN_FUSED,
@@ -312,10 +313,6 @@ def _item(hit: Hit, rank: int) -> str:
     return "\n".join(lines)
 
 
-def _notice(count: int) -> str:
-    return f"{count} more hit(s) not shown; narrow the query to see them."
-
-
 def render_code_bucket(hits: Sequence[Hit], budget_chars: int) -> str:
     """The code bucket: one item per symbol, best first — a head line with the symbol id, its
     scope, ``file:lines`` (its original is the file), its rank and its stale flag, the line of
@@ -323,21 +320,7 @@ def render_code_bucket(hits: Sequence[Hit], budget_chars: int) -> str:
     its source, escaped. Items that do not fit ``budget_chars`` are counted in a last line;
     ``""`` for no hits."""
     items = [_item(hit, rank) for rank, hit in enumerate(hits, start=1)]
-    shown: list[str] = []
-    used = 0
-    for index, item in enumerate(items):
-        left = len(items) - index - 1
-        reserve = len(_notice(left)) + 1 if left else 0
-        cost = len(item) + (2 if shown else 0)
-        if used + cost + reserve > budget_chars:
-            break
-        shown.append(item)
-        used += cost
-    text = "\n\n".join(shown)
-    if len(shown) < len(items):
-        notice = _notice(len(items) - len(shown))
-        text = f"{text}\n{notice}" if text else notice
-    return text if len(text) <= budget_chars else ""
+    return fit_items(items, budget_chars)
 
 
 class CodeDomain:

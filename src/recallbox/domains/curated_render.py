@@ -9,8 +9,6 @@ budget; the ones left out are counted in a last line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from recallbox.text.render import cut_stored, one_line
 from recallbox.text.windows import WINDOW_CHARS
 
@@ -40,26 +38,3 @@ def item(head: str, excerpt: str, source: str) -> str:
     body = cut_stored(excerpt.rstrip("\n"), WINDOW_CHARS)
     return f"{head}\n{body}\n{follow_up(source)}"
 
-
-def _notice(count: int) -> str:
-    return f"{count} more hit(s) not shown; narrow the query to see them."
-
-
-def fit_items(items: Sequence[str], budget_chars: int) -> str:
-    """``items`` best first while they fit ``budget_chars``, then a line counting the rest;
-    ``""`` when nothing fits (or there is nothing)."""
-    shown: list[str] = []
-    used = 0
-    for index, text in enumerate(items):
-        left = len(items) - index - 1
-        reserve = len(_notice(left)) + 1 if left else 0
-        cost = len(text) + (2 if shown else 0)
-        if used + cost + reserve > budget_chars:
-            break
-        shown.append(text)
-        used += cost
-    out = "\n\n".join(shown)
-    if len(shown) < len(items):
-        notice = _notice(len(items) - len(shown))
-        out = f"{out}\n{notice}" if out else notice
-    return out if len(out) <= budget_chars else ""

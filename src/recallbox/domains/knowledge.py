@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from recallbox.domains import curated_render
 from recallbox.domains.base import SearchContext
+from recallbox.domains.buckets import fit_items
 from recallbox.domains.hybrid import fuse_legs
 from recallbox.ranking.fusion import THRESHOLD_KNOWLEDGE, Fused
 from recallbox.storage.base import CORPUS_SECTION, SectionRow
@@ -92,7 +93,7 @@ def render_knowledge_bucket(hits: Sequence[Hit], budget_chars: int) -> str:
         curated_render.item(item_head(hit, rank), hit.text, hit.source or "")
         for rank, hit in enumerate(hits, start=1)
     ]
-    return curated_render.fit_items(items, budget_chars)
+    return fit_items(items, budget_chars)
 
 
 class KnowledgeDomain:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from recallbox.domains import curated_render
 from recallbox.domains.base import SearchContext
+from recallbox.domains.buckets import fit_items
 from recallbox.domains.hybrid import fuse_legs
 from recallbox.domains.memory_model import MEMORY_SOURCE, entry_weight
 from recallbox.ranking.fusion import THRESHOLD_MEMORY, Fused
@@ -98,7 +99,7 @@ def render_memory_bucket(ctx: SearchContext, hits: Sequence[Hit], budget_chars: 
         curated_render.item(item_head(rows[hit.id], rank), hit.text, MEMORY_SOURCE)
         for rank, hit in enumerate(shown, start=1)
     ]
-    return curated_render.fit_items(items, budget_chars)
+    return fit_items(items, budget_chars)
 
 
 class MemoryDomain:

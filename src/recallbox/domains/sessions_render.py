@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from recallbox.ranking.episodes import EPISODE_GAP
+from recallbox.domains.buckets import more_hits_notice
 from recallbox.storage.base import EVERYTHING, SearchFilter
 from recallbox.text.render import escape_stored, one_line
 from recallbox.text.windows import ELLIPSIS, WINDOW_CHARS
@@ -227,7 +228,7 @@ def render_sessions_bucket(
     hit_items = sorted(
         ((g, i) for g in groups for i in g.items.values() if i.is_hit), key=lambda p: p[1].rank
     )
-    reserve = len(_notice(len(hit_items))) + 1  # room for the notice, should a hit not fit
+    reserve = len(more_hits_notice(len(hit_items))) + 1  # room for the notice, should a hit not fit
     used += reserve
     left_out = sum(not take(group, item) for group, item in hit_items)
     if not left_out:
@@ -249,9 +250,5 @@ def render_sessions_bucket(
             blocks.append("\n".join([group.header(), *(_line(i) for i in chosen)]))
     text = "\n\n".join(blocks)
     if left_out:
-        text = (text + "\n" if text else "") + _notice(left_out)
+        text = (text + "\n" if text else "") + more_hits_notice(left_out)
     return text
-
-
-def _notice(count: int) -> str:
-    return f"{count} more hit(s) not shown; narrow the query to see them."

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from recallbox.domains.base import SearchContext
+from recallbox.domains.buckets import fit_items
 from recallbox.domains.chunking import (
     TRANSCRIPT_CHUNK_TOKENS,
     chunk_messages,
@@ -167,10 +168,6 @@ def _item_head(hit: Hit, rank: int) -> str:
     return " ".join(parts) + "]"
 
 
-def _notice(count: int) -> str:
-    return f"{count} more hit(s) not shown; narrow the query to see them."
-
-
 def render_transcripts_bucket(hits: Sequence[Hit], budget_chars: int) -> str:
     """The transcripts bucket: one item per chunk, best first — a head line with the chunk
     id, ``source:lines``, its date, its rank and the ``read_message`` call of its best message,
@@ -181,21 +178,7 @@ def render_transcripts_bucket(hits: Sequence[Hit], budget_chars: int) -> str:
         f"{_item_head(hit, rank)}\n{escape_stored(cut_excerpt(hit.text, WINDOW_CHARS))}"
         for rank, hit in enumerate(hits, start=1)
     ]
-    shown: list[str] = []
-    used = 0
-    for index, item in enumerate(items):
-        left = len(items) - index - 1
-        reserve = len(_notice(left)) + 1 if left else 0
-        cost = len(item) + (2 if shown else 0)
-        if used + cost + reserve > budget_chars:
-            break
-        shown.append(item)
-        used += cost
-    text = "\n\n".join(shown)
-    if len(shown) < len(items):
-        notice = _notice(len(items) - len(shown))
-        text = f"{text}\n{notice}" if text else notice
-    return text if len(text) <= budget_chars else ""
+    return fit_items(items, budget_chars)
 
 
 class TranscriptsDomain:

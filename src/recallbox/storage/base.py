@@ -416,25 +416,9 @@ class SyncStore(StoreLifecycle, ThreadStore, PolicyStore, ImportLedger, Transcri
     """What transcript import needs: the history, the policy, the ledger and the chunks."""
 
 
-#: Every protocol of the contract, in the order ``docs/ARCHITECTURE.md`` lists them.
-PROTOCOLS: tuple[type, ...] = (
-    StoreLifecycle,
-    ThreadStore,
-    PolicyStore,
-    LiteralSearch,
-    KeywordIndex,
-    VectorIndex,
-    HitLog,
-    ImportLedger,
-    TranscriptChunks,
-    KnowledgeStore,
-    MemoryStore,
-    SecretStore,
-    Health,
-    ToolOutputStore,
-    CodeStore,
-    EpisodeReads,
-)
+#: Every protocol of the contract, in the order ``Store`` composes them (and
+#: ``docs/ARCHITECTURE.md`` lists them): one list, so a new protocol cannot be left out.
+PROTOCOLS: tuple[type, ...] = tuple(base for base in Store.__bases__ if base is not Protocol)
 
 
 __all__ = [
