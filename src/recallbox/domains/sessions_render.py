@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from recallbox.ranking.episodes import EPISODE_GAP
 from recallbox.domains.buckets import more_hits_notice
+from recallbox.ranking.episodes import EPISODE_GAP
 from recallbox.storage.base import EVERYTHING, SearchFilter
 from recallbox.text.render import escape_stored, one_line
 from recallbox.text.windows import ELLIPSIS, WINDOW_CHARS
