@@ -36,8 +36,10 @@ from recallbox.inventory_types import (
     CodeFileStatus,
     DayHits,
     DocumentStatus,
+    GenerationSpan,
     KnowledgeDocument,
     MemoryForecast,
+    ThreadTimeline,
 )
 from recallbox.recall import MIN_RECALL_BUDGET_CHARS, RECALL_HEADER, RECALL_MAX_BUDGET_CHARS
 from recallbox.recall_answer import OTHER_MEMORY_MAX_CHARS
@@ -126,6 +128,7 @@ __all__ = [
     "DocumentStatus",
     "FileImportReport",
     "Generation",
+    "GenerationSpan",
     "Hit",
     "HitStats",
     "ImportProgress",
@@ -153,6 +156,7 @@ __all__ = [
     "StoredOutput",
     "SyncReport",
     "Thread",
+    "ThreadTimeline",
     "TimedOut",
     "UnsupportedFilter",
     "__version__",

@@ -1,16 +1,23 @@
 """The Box verbs of the web inspector's inventories (#20), mixed into ``recallbox.Box``.
 
 Person-facing audit verbs (DESIGN §5): they write nothing and serve no agent; denied documents
-and code files come back flagged ``denied``. Each delegates to ``recallbox.domains.inventory``.
+and code files come back flagged ``denied``. Each delegates to ``recallbox.domains.inventory``
+(the thread timeline to ``recallbox.domains.timeline``).
 """
 
 from __future__ import annotations
 
 from datetime import date
 
-from recallbox.domains import inventory
+from recallbox.domains import inventory, timeline
 from recallbox.hitlog import HitRecorder
-from recallbox.inventory_types import CodeFileStatus, DayHits, DocumentStatus, MemoryForecast
+from recallbox.inventory_types import (
+    CodeFileStatus,
+    DayHits,
+    DocumentStatus,
+    MemoryForecast,
+    ThreadTimeline,
+)
 from recallbox.storage.base import Store
 
 #: Days of hit-log rows ``hit_days`` reports by default.
@@ -18,7 +25,8 @@ HIT_DAYS_DEFAULT = 30
 
 
 class InspectVerbs:
-    """``memory_forecast``, ``knowledge_documents``, ``code_files`` and ``hit_days``."""
+    """``memory_forecast``, ``knowledge_documents``, ``code_files``, ``hit_days`` and
+    ``thread_timeline``."""
 
     store: Store
     hits: HitRecorder
@@ -50,3 +58,25 @@ class InspectVerbs:
         """
         self.hits.flush()
         return inventory.hit_days(self.store, days, today)
+
+    def thread_timeline(
+        self,
+        channel: str,
+        generation: int | None = None,
+        page: int = 1,
+        *,
+        page_size: int = timeline.PAGE_SIZE_DEFAULT,
+        head_chars: int = timeline.SUMMARY_HEAD_DEFAULT,
+    ) -> ThreadTimeline:
+        """A window of a thread's generations (counts, time spans, the first ``head_chars``
+        characters of each opening compaction summary) and page ``page`` of the selected
+        generation's messages (default: the current one), whatever the policy; bounded reads,
+        never the whole thread.
+
+        Raises:
+            InvalidArgument: a bad channel, generation, page, page_size or head_chars.
+            NotFound: unknown channel or generation, or a page past the last.
+        """
+        return timeline.thread_timeline(
+            self.store, channel, generation, page, page_size=page_size, head_chars=head_chars
+        )

@@ -6,6 +6,7 @@ import re
 from html import unescape
 from itertools import pairwise
 
+import pytest
 from starlette.testclient import TestClient
 from tests.web.fixture_store import (
     DEPLOY,
@@ -19,6 +20,7 @@ from tests.web.fixture_store import (
 
 import recallbox
 from recallbox.domains.message_view import MESSAGE_HEADER
+from recallbox.domains.timeline import TIMELINE_WINDOW
 from recallbox.web.adapters import threads_by_activity
 from recallbox.web.app import build_app
 from recallbox.web.pages import MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, split_summary
@@ -107,6 +109,32 @@ def test_thread_messages_are_paged(box: recallbox.Box) -> None:
     last = client.get(thread_url("long", generation=1, page=2)).text
     assert first.count('href="/messages/') == MESSAGES_PAGE_SIZE
     assert last.count('href="/messages/') == 1 and "Page 2 of 2" in last
+
+
+def test_a_long_thread_page_reads_a_window_and_a_page_never_the_whole_thread(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    total = TIMELINE_WINDOW + 3
+    for g in range(total):
+        if g:
+            box.compact("long", f"summary of generation {g}")
+        box.append_many("long", [{"role": "user", "content": f"g{g + 1} m{n}"} for n in range(3)])
+
+    def whole_thread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the thread page read the whole thread")
+
+    for name in ("messages", "iter_messages", "generations"):
+        monkeypatch.setattr(box.store, name, whole_thread)
+    client = TestClient(build_app(box), base_url="http://127.0.0.1:8765")
+    newest = text_of(client.get(thread_url("long")).text)
+    assert f"Generations 4–{total} of {total}" in newest and "Earlier generations" in newest
+    assert "Generation 3 " not in newest and "Later generations" not in newest
+    assert f"g{total} m2" in newest and f"summary of generation {total - 1}" in newest
+    html = client.get(thread_url("long", generation=3)).text
+    oldest = text_of(html)
+    assert "Generations 1–3 of 23" in oldest and "Later generations" in oldest
+    assert "g3 m0" in oldest and f"g{total} m0" not in oldest
+    assert f'href="{thread_url("long", generation=4)}"' in html
 
 
 def test_message_page_shows_metadata_and_argument_tree(client: TestClient, fixture: Fixture) -> None:
