@@ -15,7 +15,8 @@ loads each page ``--repeat`` times over one keep-alive connection (after ``WARMU
 records the wall time from request to the last byte. Writes JSON (commit, dataset, parameters,
 metric, p50/p95 per page) to ``benchmarks/results/ui.json``.
 
-Usage: ``nice -n 10 python benchmarks/ui.py [--db PATH --keep] [--repeat N]``.
+Usage: ``nice -n 5 python benchmarks/ui.py [--db PATH --keep] [--repeat N]``. Beside each
+page's client wall time it records the server's CPU time per load and the load average.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import platform
 import random
 import shutil
@@ -194,14 +196,26 @@ def pages(db: Path, data: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def measure(url: str, paths: dict[str, str], repeat: int) -> dict[str, Any]:
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU time the server process has used so far (``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(url: str, paths: dict[str, str], repeat: int, pid: int = 0) -> dict[str, Any]:
     host, port = url.removeprefix("http://").rstrip("/").split(":")
     connection = http.client.HTTPConnection(host, int(port))
     results: dict[str, Any] = {}
     for name, path in paths.items():
         samples = []
         size = 0
+        cpu_started = 0.0
         for n in range(WARMUP + repeat):
+            if n == WARMUP:
+                cpu_started = server_cpu_seconds(pid)
             started = time.perf_counter()
             connection.request("GET", path)
             response = connection.getresponse()
@@ -211,16 +225,18 @@ def measure(url: str, paths: dict[str, str], repeat: int) -> dict[str, Any]:
             size = len(body)
             if n >= WARMUP:
                 samples.append(elapsed)
+        cpu_ms = (server_cpu_seconds(pid) - cpu_started) * 1000 / repeat
         samples.sort()
         results[name] = {
             "path": path,
             "p50_ms": round(statistics.median(samples), 2),
             "p95_ms": round(samples[int(0.95 * (len(samples) - 1))], 2),
             "max_ms": round(samples[-1], 2),
+            "server_cpu_ms_mean": round(cpu_ms, 2),
             "samples": len(samples),
             "bytes": size,
         }
-        print(f"{name:45s} p50 {results[name]['p50_ms']:8.2f} ms   p95 {results[name]['p95_ms']:8.2f} ms")
+        print(f"{name:45s} p50 {results[name]['p50_ms']:8.2f} ms   p95 {results[name]['p95_ms']:8.2f} ms   server CPU {cpu_ms:7.2f} ms/load")
     connection.close()
     return results
 
@@ -263,7 +279,9 @@ def main() -> None:
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
-        results = measure(url, paths, args.repeat)
+        load_before = os.getloadavg()
+        results = measure(url, paths, args.repeat, server.pid)
+        load_after = os.getloadavg()
     finally:
         server.terminate()
         server.wait()
@@ -272,7 +290,7 @@ def main() -> None:
         "commit": _commit(),
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"python": platform.python_version(), "cpus": 2, "platform": platform.platform()},
-        "command": "nice -n 10 python benchmarks/ui.py",
+        "command": "nice -n 5 python benchmarks/ui.py " + " ".join(sys.argv[1:]),
         "dataset": {
             "messages": data["total_messages"],
             "threads": len(data["channels"]) + 1,
@@ -285,7 +303,8 @@ def main() -> None:
             "seed": SEED,
             "build_seconds": data["build_seconds"],
         },
-        "metric": "page load, client wall time from request to last byte over HTTP keep-alive on loopback, milliseconds",
+        "metric": "page load, client wall time from request to last byte over HTTP keep-alive on loopback, milliseconds; server_cpu_ms_mean: the server process's user+system CPU time per load (/proc, clock-tick resolution, averaged over the samples)",
+        "load_average": {"before": [round(v, 2) for v in load_before], "after": [round(v, 2) for v in load_after]},
         "parameters": {"repeat": args.repeat, "warmup": WARMUP, "goal_p95_ms": GOAL_P95_MS},
         "pages": results,
         "over_goal": sorted(n for n, r in results.items() if r["p95_ms"] > GOAL_P95_MS),

@@ -18,15 +18,20 @@ from recallbox.inventory_types import (
     MemoryForecast,
     ThreadTimeline,
 )
+from recallbox.recall_types import HitStats
 from recallbox.storage.base import Store
 
 #: Days of hit-log rows ``hit_days`` reports by default.
 HIT_DAYS_DEFAULT = 30
+#: Most recalled targets ``hit_overview`` lists, and where it stops counting never-recalled
+#: rows of one corpus, by default.
+HIT_OVERVIEW_TOP = 20
+HIT_NEVER_LIMIT = 10_000
 
 
 class InspectVerbs:
-    """``memory_forecast``, ``knowledge_documents``, ``code_files``, ``hit_days`` and
-    ``thread_timeline``."""
+    """``memory_forecast``, ``knowledge_documents``, ``code_files``, ``hit_days``,
+    ``hit_overview`` and ``thread_timeline``."""
 
     store: Store
     hits: HitRecorder
@@ -58,6 +63,19 @@ class InspectVerbs:
         """
         self.hits.flush()
         return inventory.hit_days(self.store, days, today)
+
+    def hit_overview(
+        self, top: int = HIT_OVERVIEW_TOP, never_limit: int = HIT_NEVER_LIMIT
+    ) -> HitStats:
+        """:meth:`hit_stats` bounded for a page: never-recalled rows counted only up to
+        ``never_limit`` per corpus (``NeverRecalled.capped`` then), and no most-recalled code
+        target of an excluded file.
+
+        Raises:
+            InvalidArgument: ``top`` or ``never_limit`` not a whole number in range.
+        """
+        self.hits.flush()
+        return inventory.hit_overview(self.store, top, never_limit)
 
     def thread_timeline(
         self,

@@ -23,6 +23,7 @@ from tests.web.test_pages import text_of
 import recallbox
 from recallbox import DayHits, InvalidArgument
 from recallbox.ranking.decay import forecast
+from recallbox.web import inventory as web_inventory
 from recallbox.web.app import build_app
 from recallbox.web.inventory import CHART_DAYS, build_chart
 
@@ -123,6 +124,25 @@ def test_hits_shows_the_chart_most_and_never_recalled(client: TestClient, fixtur
     assert 'class="bar d-sessions"' in svg and "<script" not in svg
     assert "Most recalled" in html and 'href="/messages/m_' in html
     assert "Never recalled" in html and re.search(r"<td>message\w*</td><td class=\"num\">\d+</td>", html)
+
+
+def test_hits_counts_never_recalled_rows_only_up_to_its_limit(
+    box: recallbox.Box, fixture: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exact = {n.corpus: n for n in box.hit_stats().never_recalled}
+    assert exact["message"].count == 2 and not exact["message"].capped
+    monkeypatch.setattr(web_inventory, "NEVER_RECALLED_LIMIT", 1)
+    with TestClient(build_app(box), base_url=BASE) as client:
+        html = client.get("/hits").text
+    assert re.search(r'<td>message</td><td class="num">at least 1</td>', html)
+    bounded = {n.corpus: n for n in box.hit_overview(never_limit=1).never_recalled}
+    assert (bounded["message"].count, bounded["message"].capped) == (1, True)
+    assert bounded["message"].examples == exact["message"].examples
+    above = {n.corpus: n for n in box.hit_overview(never_limit=3).never_recalled}
+    assert (above["message"].count, above["message"].capped) == (2, False)
+    for bad in ({"top": 0}, {"never_limit": 0}, {"never_limit": True}, {"top": "3"}):
+        with pytest.raises(InvalidArgument):
+            box.hit_overview(**bad)  # type: ignore[arg-type]
 
 
 def test_the_chart_stacks_domains_per_day() -> None:

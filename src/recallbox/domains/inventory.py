@@ -1,5 +1,5 @@
 """The inspector's inventories (issue #20): memory decay forecasts, indexed documents and code
-files with stale marks, hit-log rows per day.
+files with stale marks, hit-log rows per day, the hit-log overview.
 
 Person-facing reads: nothing here is written, and nothing serves an agent. A denied document or
 code file is returned flagged ``denied`` (its page counts it, never names it, DESIGN §5) and its
@@ -8,6 +8,7 @@ file is never read for the stale mark.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from recallbox.domains.knowledge_files import (
 from recallbox.domains.memory_ops import check_day, memories
 from recallbox.domains.privacy import normalize_source_path
 from recallbox.errors import InvalidArgument
+from recallbox.hitlog import HIT_LOG_MAX_ROWS
 from recallbox.inventory_types import (
     CodeFileStatus,
     DayHits,
@@ -29,12 +31,19 @@ from recallbox.inventory_types import (
     MemoryForecast,
 )
 from recallbox.ranking.decay import forecast
+from recallbox.recall_types import HitStats
 from recallbox.storage.base import EVERYTHING, Store
+from recallbox.storage.values_code import CODE_KEY_SEPARATOR
 
 STALE_CHANGED = "changed"
 STALE_MISSING = "missing"
 #: The longest window of days ``hit_days`` reports.
 HIT_DAYS_MAX = 366
+#: Between a code symbol's file path and its qualified name in a symbol id (``path::Qual``).
+SYMBOL_SEPARATOR = "::"
+#: The most targets and the highest never-recalled count ``hit_overview`` accepts.
+HIT_TOP_MAX = 1_000
+HIT_NEVER_LIMIT_MAX = 1_000_000
 
 
 def memory_forecasts(store: Store, today: object = None) -> list[MemoryForecast]:
@@ -117,4 +126,44 @@ def hit_days(store: Store, days: object, today: object = None) -> list[DayHits]:
     return store.hit_days(since=first.isoformat(), until=(last + timedelta(days=1)).isoformat())
 
 
-__all__ = ["code_files", "hit_days", "knowledge_documents", "memory_forecasts"]
+def code_target_path(target: str) -> str | None:
+    """The file path of a code symbol target (``path::Qual.name``, maybe ``scope\x1f``-
+    prefixed); ``None`` for any other id (message, section, chunk ids and memory keys hold no
+    ``::``)."""
+    if SYMBOL_SEPARATOR not in target:
+        return None
+    return target.rsplit(CODE_KEY_SEPARATOR, 1)[-1].split(SYMBOL_SEPARATOR, 1)[0]
+
+
+def _bounded(name: str, value: object, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
+        raise InvalidArgument(f"{name} must be a whole number from 1 to {high}, got {value!r}")
+    return value
+
+
+def hit_overview(store: Store, top: object, never_limit: object) -> HitStats:
+    """The hit-log statistics with never-recalled rows counted up to ``never_limit`` per
+    corpus (no scan of a whole corpus), and no most-recalled code target of an excluded file
+    (its path is all the target shows, and an excluded source is never named)."""
+    stats = store.hit_stats(
+        top=_bounded("top", top, HIT_TOP_MAX),
+        max_rows=HIT_LOG_MAX_ROWS,
+        never_limit=_bounded("never_limit", never_limit, HIT_NEVER_LIMIT_MAX),
+    )
+    exclusions = [normalize_source_path(name) for name in store.policy().excluded_sources]
+    shown = tuple(
+        t
+        for t in stats.most_recalled
+        if (path := code_target_path(t.target_id)) is None or not _code_denied(path, exclusions)
+    )
+    return replace(stats, most_recalled=shown)
+
+
+__all__ = [
+    "code_files",
+    "code_target_path",
+    "hit_days",
+    "hit_overview",
+    "knowledge_documents",
+    "memory_forecasts",
+]

@@ -35,10 +35,8 @@ CHART_TOP = 10
 MEMORY_STATES: tuple[str, ...] = ("active", "dormant", "archived")
 #: The recall domains in the chart's stacking order (any other domain stacks after them).
 CHART_DOMAINS: tuple[str, ...] = ("memory", "knowledge", "sessions", "transcripts", "code")
-#: Joins a code target's scope and symbol id in the hit-log (``recallbox.storage`` keys).
-CODE_KEY_SEPARATOR = "\x1f"
-#: Between a symbol's file path and its qualified name in a symbol id.
-SYMBOL_SEPARATOR = "::"
+#: Where the hits page stops counting one corpus's never-recalled rows ("at least N").
+NEVER_RECALLED_LIMIT = 10_000
 
 
 def _choice(request: Request, name: str, allowed: Sequence[str]) -> str | None:
@@ -159,23 +157,14 @@ def build_chart(rows: Sequence[DayHits], today: date, days: int = CHART_DAYS) ->
     return Chart(bars, ticks, labels, domains, names, peak)
 
 
-def _code_path(target: str) -> str | None:
-    """The file path of a symbol target (``path::Qual.name``, maybe ``scope\\x1f``-prefixed);
-    ``None`` for any other id (message, section, chunk ids and memory keys have no ``::``)."""
-    if SYMBOL_SEPARATOR not in target:
-        return None
-    return target.rsplit(CODE_KEY_SEPARATOR, 1)[-1].split(SYMBOL_SEPARATOR, 1)[0]
-
-
 def hits(request: Request) -> Response:
-    """The hit-log: recalls per day per domain (inline SVG), most and never recalled."""
+    """The hit-log: recalls per day per domain (inline SVG), most and never recalled
+    (``box.hit_overview``: never-recalled rows counted up to :data:`NEVER_RECALLED_LIMIT`)."""
     app = inspector(request)
     today = datetime.now(UTC).date()
     rows = app.box.hit_days(CHART_DAYS, today)
-    stats = app.box.hit_stats(top=MOST_RECALLED_TOP)
-    denied_paths = {f.path for f in app.box.code_files() if f.denied}
-    most = [t for t in stats.most_recalled if _code_path(t.target_id) not in denied_paths]
+    stats = app.box.hit_overview(top=MOST_RECALLED_TOP, never_limit=NEVER_RECALLED_LIMIT)
     return app.page(
-        "hits.html", chart=build_chart(rows, today), stats=stats, most=most,
+        "hits.html", chart=build_chart(rows, today), stats=stats, most=stats.most_recalled,
         rows=rows, nav="hits",
     )  # fmt: skip
