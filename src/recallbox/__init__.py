@@ -35,6 +35,7 @@ from recallbox.errors import (
 from recallbox.inventory_types import (
     CodeFileStatus,
     DayHits,
+    DocumentPage,
     DocumentStatus,
     GenerationSpan,
     KnowledgeDocument,
@@ -125,6 +126,7 @@ __all__ = [
     "DecayTransition",
     "DependencyMissing",
     "DoctorReport",
+    "DocumentPage",
     "DocumentStatus",
     "FileImportReport",
     "Generation",

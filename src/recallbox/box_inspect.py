@@ -14,6 +14,7 @@ from recallbox.hitlog import HitRecorder
 from recallbox.inventory_types import (
     CodeFileStatus,
     DayHits,
+    DocumentPage,
     DocumentStatus,
     MemoryForecast,
     ThreadTimeline,
@@ -27,11 +28,13 @@ HIT_DAYS_DEFAULT = 30
 #: rows of one corpus, by default.
 HIT_OVERVIEW_TOP = 20
 HIT_NEVER_LIMIT = 10_000
+#: Documents per page of ``knowledge_page`` by default.
+KNOWLEDGE_PAGE_SIZE = 100
 
 
 class InspectVerbs:
-    """``memory_forecast``, ``knowledge_documents``, ``code_files``, ``hit_days``,
-    ``hit_overview`` and ``thread_timeline``."""
+    """``memory_forecast``, ``knowledge_documents``, ``knowledge_page``, ``code_files``,
+    ``hit_days``, ``hit_overview`` and ``thread_timeline``."""
 
     store: Store
     hits: HitRecorder
@@ -49,6 +52,18 @@ class InspectVerbs:
         """Every indexed document with its section count, last sync and stale mark (the file
         changed or vanished since it was indexed); denied ones flagged, their files unread."""
         return inventory.knowledge_documents(self.store)
+
+    def knowledge_page(
+        self, page: int = 1, page_size: int = KNOWLEDGE_PAGE_SIZE
+    ) -> DocumentPage:
+        """Page ``page`` of the visible indexed documents, only that page's files read for
+        the stale marks; documents of excluded sources counted, never listed.
+
+        Raises:
+            InvalidArgument: ``page`` or ``page_size`` not a whole number in range.
+            NotFound: a page past the last.
+        """
+        return inventory.knowledge_page(self.store, page, page_size)
 
     def code_files(self) -> list[CodeFileStatus]:
         """Every indexed code file with its symbol count, last index and stale mark; denied

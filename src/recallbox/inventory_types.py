@@ -50,6 +50,20 @@ class DocumentStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentPage:
+    """One page of the visible indexed documents (by source), their stale marks checked for
+    this page only: ``total`` visible documents in all, ``denied`` ones of excluded sources
+    (counted, never named); ``page``/``pages`` 1-based, ``pages`` at least 1."""
+
+    documents: list[DocumentStatus]
+    page: int
+    pages: int
+    page_size: int
+    total: int
+    denied: int
+
+
+@dataclass(frozen=True, slots=True)
 class CodeFileStatus:
     """One indexed code file: its scope, path, language, symbol count, when its scope was last
     indexed, and its stale mark (``"changed"``: size, mtime or content differ from the index;
@@ -120,6 +134,7 @@ class ThreadTimeline:
 __all__ = [
     "CodeFileStatus",
     "DayHits",
+    "DocumentPage",
     "DocumentStatus",
     "GenerationSpan",
     "KnowledgeDocument",

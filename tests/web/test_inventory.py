@@ -22,6 +22,7 @@ from tests.web.test_pages import text_of
 
 import recallbox
 from recallbox import DayHits, InvalidArgument
+from recallbox.domains import inventory as domain_inventory
 from recallbox.ranking.decay import forecast
 from recallbox.web import inventory as web_inventory
 from recallbox.web.app import build_app
@@ -84,6 +85,34 @@ def test_knowledge_lists_documents_with_counts_and_stale_marks(
     assert "stale: changed" in stale and "global library" in stale
     assert "up to date" in fresh and " 1 0 " in f" {fresh} "
     assert "1 stale" in html
+
+
+def test_knowledge_pages_read_only_their_own_files(
+    box: recallbox.Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for n in range(7):
+        (folder / f"doc-{n}.md").write_text(f"# Doc {n}\n\n## Part\nbody {n}\n", encoding="utf-8")
+    box.sync_directory(folder)
+    (folder / "doc-5.md").write_text("# Doc 5\n\n## Part\nchanged\n", encoding="utf-8")
+    box.exclude_source("doc-6.md")
+    read: list[str] = []
+    real = domain_inventory.read_knowledge_file
+    monkeypatch.setattr(domain_inventory, "read_knowledge_file", lambda f: read.append(f.source) or real(f))
+    pages = [box.knowledge_page(n, 3) for n in (1, 2)]
+    assert [d.document.source for p in pages for d in p.documents] == [f"doc-{n}.md" for n in range(6)]
+    assert sorted(read) == [f"doc-{n}.md" for n in range(6)]  # each page read its own three
+    assert [(p.total, p.denied, p.pages) for p in pages] == [(6, 1, 2), (6, 1, 2)]
+    assert [d.stale for d in pages[1].documents] == [None, None, "changed"]
+    with pytest.raises(recallbox.NotFound):
+        box.knowledge_page(3, 3)
+    for bad in ((0, 3), (1, 0), (1, 10**6)):
+        with pytest.raises(InvalidArgument):
+            box.knowledge_page(*bad)
+    with TestClient(build_app(box), base_url=BASE) as client:
+        html = client.get("/knowledge").text
+    assert "6 indexed documents" in html and "doc-6.md" not in html
 
 
 def test_code_lists_files_with_symbol_counts_and_stale_marks(

@@ -21,11 +21,12 @@ from recallbox.domains.knowledge_files import (
 )
 from recallbox.domains.memory_ops import check_day, memories
 from recallbox.domains.privacy import normalize_source_path
-from recallbox.errors import InvalidArgument
+from recallbox.errors import InvalidArgument, NotFound
 from recallbox.hitlog import HIT_LOG_MAX_ROWS
 from recallbox.inventory_types import (
     CodeFileStatus,
     DayHits,
+    DocumentPage,
     DocumentStatus,
     KnowledgeDocument,
     MemoryForecast,
@@ -44,6 +45,8 @@ SYMBOL_SEPARATOR = "::"
 #: The most targets and the highest never-recalled count ``hit_overview`` accepts.
 HIT_TOP_MAX = 1_000
 HIT_NEVER_LIMIT_MAX = 1_000_000
+#: The largest page of documents ``knowledge_page`` returns.
+PAGE_SIZE_MAX = 1_000
 
 
 def memory_forecasts(store: Store, today: object = None) -> list[MemoryForecast]:
@@ -69,20 +72,40 @@ def _document_stale(document: KnowledgeDocument, stored_hashes: list[str]) -> st
     return None if now == stored_hashes else STALE_CHANGED
 
 
+def _checked(store: Store, document: KnowledgeDocument) -> DocumentStatus:
+    """``document`` with its stale mark (its file read and split, its sections loaded)."""
+    rows = store.document_sections(document.scope, document.source)
+    hashes = [row.content_hash for row in rows if not row.removed]
+    return DocumentStatus(document, _document_stale(document, hashes))
+
+
+def _listed(store: Store) -> tuple[list[KnowledgeDocument], set[str]]:
+    """The documents with live sections, by source, and the visible sources among them."""
+    visible = set(store.knowledge_sources(where=EVERYTHING))
+    return [d for d in store.knowledge_documents() if d.sections], visible
+
+
 def knowledge_documents(store: Store) -> list[DocumentStatus]:
     """Every indexed document with live sections, by source, with its stale mark."""
-    visible = set(store.knowledge_sources(where=EVERYTHING))
-    out = []
-    for document in store.knowledge_documents():
-        if document.sections == 0:
-            continue
-        if document.source not in visible:
-            out.append(DocumentStatus(document, None, denied=True))
-            continue
-        rows = store.document_sections(document.scope, document.source)
-        hashes = [row.content_hash for row in rows if not row.removed]
-        out.append(DocumentStatus(document, _document_stale(document, hashes)))
-    return out
+    live, visible = _listed(store)
+    return [
+        _checked(store, d) if d.source in visible else DocumentStatus(d, None, denied=True)
+        for d in live
+    ]
+
+
+def knowledge_page(store: Store, page: object, page_size: object) -> DocumentPage:
+    """Page ``page`` of the visible documents, only its files read for the stale marks."""
+    number = _bounded("page", page, 2**62)
+    size = _bounded("page_size", page_size, PAGE_SIZE_MAX)
+    live, visible = _listed(store)
+    shown = [d for d in live if d.source in visible]
+    pages = max(1, -(-len(shown) // size))
+    if number > pages:
+        raise NotFound(f"there is no page {number}; the documents fill {pages} page(s)")
+    window = shown[(number - 1) * size : number * size]
+    checked = [_checked(store, d) for d in window]
+    return DocumentPage(checked, number, pages, size, len(shown), len(live) - len(shown))
 
 
 def _code_denied(path: str, exclusions: list[str]) -> bool:
@@ -165,5 +188,6 @@ __all__ = [
     "hit_days",
     "hit_overview",
     "knowledge_documents",
+    "knowledge_page",
     "memory_forecasts",
 ]

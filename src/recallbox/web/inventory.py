@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from recallbox import DayHits, InvalidArgument
-from recallbox.web.params import int_param, paginate, text_param
+from recallbox.web.params import Pager, int_param, paginate, text_param
 from recallbox.web.render import inspector
 
 #: Rows per page of the memory, knowledge and code tables.
@@ -69,15 +69,14 @@ def memory(request: Request) -> Response:
 
 
 def knowledge(request: Request) -> Response:
-    """Indexed documents with section counts, last sync and the stale mark."""
+    """Indexed documents with section counts, last sync and the stale mark
+    (``box.knowledge_page``: only this page's files are read for the marks)."""
     app = inspector(request)
-    documents = app.box.knowledge_documents()
-    shown = [d for d in documents if not d.denied]
-    pager = paginate(shown, int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)
-    stale = sum(1 for d in shown if d.stale is not None)
+    found = app.box.knowledge_page(int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)
+    pager = Pager(found.documents, found.page, found.pages, found.total, found.page_size)
+    stale = sum(1 for d in found.documents if d.stale is not None)
     return app.page(
-        "knowledge.html", pager=pager, denied=len(documents) - len(shown), stale=stale,
-        nav="knowledge",
+        "knowledge.html", pager=pager, denied=found.denied, stale=stale, nav="knowledge",
     )  # fmt: skip
 
 
