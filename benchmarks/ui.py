@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 import zlib
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -241,6 +242,48 @@ def measure(url: str, paths: dict[str, str], repeat: int, pid: int = 0) -> dict[
     return results
 
 
+def search_calls(data: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """The search pages whose two verbs are also timed alone: name -> (query, channel)."""
+    thread = data["channels"][len(data["channels"]) // 2]
+    return {
+        "search an identifier (global)": (request_id(thread, 502), None),
+        "search two common words (global)": ("rollout canary", None),
+        "search two common words (one thread)": ("rollout canary", thread),
+    }
+
+
+def search_split(db: Path, data: dict[str, Any], repeat: int, home: Path) -> dict[str, Any]:
+    """The search page's two verbs timed alone, in-process on the same store (wall and CPU
+    time, ``time.process_time``): what the page costs beyond ``search_memory`` + ``recall``."""
+    from recallbox.web.search import RECALL_BUDGET_CHARS
+
+    os.environ["RECALLBOX_HOME"] = str(home)
+    out: dict[str, Any] = {}
+    with recallbox.open(db) as box:
+        for name, (query, channel) in search_calls(data).items():
+            calls = {
+                "search_memory": partial(box.search_memory, query, channel),
+                "recall": partial(box.recall, query, budget_chars=RECALL_BUDGET_CHARS, allow_embed=False),
+            }
+            out[name] = {}
+            for verb, call in calls.items():
+                wall, cpu = [], []
+                for n in range(WARMUP + repeat):
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    call()
+                    if n >= WARMUP:
+                        wall.append((time.perf_counter() - started) * 1000)
+                        cpu.append((time.process_time() - cpu_started) * 1000)
+                wall.sort()
+                out[name][verb] = {
+                    "p50_ms": round(statistics.median(wall), 2),
+                    "p95_ms": round(wall[int(0.95 * (len(wall) - 1))], 2),
+                    "cpu_ms_mean": round(statistics.fmean(cpu), 2),
+                }
+                print(f"  {name:43s} {verb:14s} p50 {out[name][verb]['p50_ms']:8.2f} ms   p95 {out[name][verb]['p95_ms']:8.2f} ms   CPU {out[name][verb]['cpu_ms_mean']:7.2f} ms")
+    return out
+
+
 def _commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -285,6 +328,8 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait()
+    print("search verbs alone:")
+    split = search_split(db, data, args.repeat, folder / "home")
     report = {
         "benchmark": "ui",
         "commit": _commit(),
@@ -307,6 +352,7 @@ def main() -> None:
         "load_average": {"before": [round(v, 2) for v in load_before], "after": [round(v, 2) for v in load_after]},
         "parameters": {"repeat": args.repeat, "warmup": WARMUP, "goal_p95_ms": GOAL_P95_MS},
         "pages": results,
+        "search_verbs_alone": split,
         "over_goal": sorted(n for n, r in results.items() if r["p95_ms"] > GOAL_P95_MS),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
