@@ -34,7 +34,9 @@ def _row(html: str, needle: str) -> str:
     return " ".join(text_of(next(r for r in rows if needle in r)).split())
 
 
-def test_memory_lists_every_state_with_its_forecast(client: TestClient, fixture: Fixture) -> None:
+def test_memory_lists_every_state_with_its_forecast(
+    client: TestClient, fixture: Fixture, box: recallbox.Box
+) -> None:
     html = client.get("/memory").text
     active, evergreen, dormant, archived, superseded, _ = fixture.memory_keys
     today = datetime.now(UTC).date()
@@ -49,6 +51,14 @@ def test_memory_lists_every_state_with_its_forecast(client: TestClient, fixture:
     assert "superseded by" in _row(html, f'id="{superseded}"')
     for state, count in (("active", 4), ("dormant", 1), ("archived", 1)):
         assert f"<dt>{state}</dt><dd>{count}</dd>" in html
+    for entry in box.memories():  # key, ref_count, last reference and evergreen, cell by cell
+        cells = re.search(rf'<tr id="{entry.key}".*?</tr>', html, re.DOTALL)
+        assert cells is not None, entry.key
+        last = entry.last_referenced.isoformat() if entry.last_referenced else "never"
+        assert f'<td class="num" data-label="Refs">{entry.ref_count}</td>' in cells.group(0)
+        assert f'<td class="time" data-label="Last referenced">{last}</td>' in cells.group(0)
+        evergreen = "yes" if entry.evergreen else "no"
+        assert f'<td data-label="Evergreen">{evergreen}</td>' in cells.group(0)
 
 
 def test_memory_forecast_matches_the_decay_rules(box: recallbox.Box, fixture: Fixture) -> None:

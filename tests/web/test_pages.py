@@ -54,8 +54,11 @@ def test_index_lists_threads_by_last_activity_and_the_excluded_sources(
     secret_row = next(r for r in rows if thread_url(SECRET) in r)
     assert "quarantined" in secret_row
     assert "<code>private-export.json</code>" in html and "excluded source" in html
-    deploy_row = text_of(next(r for r in rows if thread_url(DEPLOY) in r)).split()
+    deploy_html = next(r for r in rows if thread_url(DEPLOY) in r)
+    deploy_row = text_of(deploy_html).split()
     assert deploy_row[-4:-2] == ["3", "11"]  # generations, messages (6 + 3 + 2, summaries included)
+    assert '<td data-label="Title">Deploy billing to staging</td>' in deploy_html
+    assert re.search(r'<td data-label="Last activity" class="time">[^<]*\d{4}-\d\d-\d\d', deploy_html)
 
 
 def test_index_pages_threads(box: recallbox.Box) -> None:
@@ -98,6 +101,8 @@ def test_thread_messages_of_one_generation_with_flags_and_previews(
     html = client.get(thread_url(DEPLOY, generation=1)).text
     assert f'href="{message_url(fixture.long_output_id)}"' in html
     assert "superseded" in html and "machine_event" in html
+    for role in ("user", "assistant", "tool"):
+        assert f'<span class="role role-{role}">{role}</span>' in html
     preview = re.search(r'<td data-label="Preview" class="preview">(.*?)</td>', html.split(fixture.long_output_id)[-1], re.S)
     assert preview is not None and len(unescape(preview.group(1))) <= 161
     current = text_of(client.get(thread_url(DEPLOY)).text)
