@@ -33,6 +33,7 @@ from recallbox.errors import (
     UnsupportedFilter,
 )
 from recallbox.inventory_types import (
+    CodeFilePage,
     CodeFileStatus,
     DayHits,
     DocumentPage,
@@ -120,6 +121,7 @@ __all__ = [
     "Box",
     "Bucket",
     "BucketedRecall",
+    "CodeFilePage",
     "CodeFileStatus",
     "DayHits",
     "DecayReport",

@@ -12,6 +12,7 @@ from datetime import date
 from recallbox.domains import inventory, timeline
 from recallbox.hitlog import HitRecorder
 from recallbox.inventory_types import (
+    CodeFilePage,
     CodeFileStatus,
     DayHits,
     DocumentPage,
@@ -28,13 +29,13 @@ HIT_DAYS_DEFAULT = 30
 #: rows of one corpus, by default.
 HIT_OVERVIEW_TOP = 20
 HIT_NEVER_LIMIT = 10_000
-#: Documents per page of ``knowledge_page`` by default.
+#: Documents (code files) per page of ``knowledge_page`` (``code_page``) by default.
 KNOWLEDGE_PAGE_SIZE = 100
 
 
 class InspectVerbs:
     """``memory_forecast``, ``knowledge_documents``, ``knowledge_page``, ``code_files``,
-    ``hit_days``, ``hit_overview`` and ``thread_timeline``."""
+    ``code_page``, ``hit_days``, ``hit_overview`` and ``thread_timeline``."""
 
     store: Store
     hits: HitRecorder
@@ -69,6 +70,17 @@ class InspectVerbs:
         """Every indexed code file with its symbol count, last index and stale mark; denied
         ones flagged, their files unread."""
         return inventory.code_files(self.store)
+
+    def code_page(self, page: int = 1, page_size: int = KNOWLEDGE_PAGE_SIZE) -> CodeFilePage:
+        """Page ``page`` of the visible indexed code files, symbol counts from the store and
+        only that page's files checked for the stale marks; files of excluded sources counted,
+        never listed.
+
+        Raises:
+            InvalidArgument: ``page`` or ``page_size`` not a whole number in range.
+            NotFound: a page past the last.
+        """
+        return inventory.code_page(self.store, page, page_size)
 
     def hit_days(self, days: int = HIT_DAYS_DEFAULT, today: date | None = None) -> list[DayHits]:
         """Hit-log rows per UTC day and domain over the last ``days`` days.

@@ -80,6 +80,21 @@ class CodeFileStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class CodeFilePage:
+    """One page of the visible indexed code files (by scope, then path), their stale marks
+    checked for this page only: ``total`` visible files in all, ``denied`` ones of excluded
+    sources (counted, never named), ``scopes`` the scopes holding a visible file."""
+
+    files: list[CodeFileStatus]
+    page: int
+    pages: int
+    page_size: int
+    total: int
+    denied: int
+    scopes: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class DayHits:
     """Hit-log rows of one domain on one UTC day (``day``: ``YYYY-MM-DD``)."""
 
@@ -132,6 +147,7 @@ class ThreadTimeline:
 
 
 __all__ = [
+    "CodeFilePage",
     "CodeFileStatus",
     "DayHits",
     "DocumentPage",

@@ -134,6 +134,45 @@ def test_code_lists_files_with_symbol_counts_and_stale_marks(
     assert "up to date" in fresh and "python" in fresh and "billing-svc" in fresh
 
 
+def test_code_pages_count_symbols_in_the_store_and_check_only_their_files(
+    box: recallbox.Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for n in range(5):
+        (repo / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n\n\ndef g{n}():\n    return f{n}()\n")
+    box.index_code(repo)
+    (repo / "m3.py").write_text("def changed():\n    return 1\n", encoding="utf-8")
+    box.exclude_source("m4.py")
+    whole = {f.path: f for f in box.code_files()}
+
+    def no_graph(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the code page loaded the whole code graph")
+
+    monkeypatch.setattr(box.store, "code_graph", no_graph)
+    checked: list[str] = []
+    real = domain_inventory.stale_files
+    monkeypatch.setattr(domain_inventory, "stale_files", lambda root, stamps: real(root, [s for s in stamps if not checked.append(s.path)]))  # fmt: skip
+    pages = [box.code_page(n, 2) for n in (1, 2)]
+    shown = [f for p in pages for f in p.files]
+    assert [f.path for f in shown] == ["m0.py", "m1.py", "m2.py", "m3.py"]
+    assert checked == ["m0.py", "m1.py", "m2.py", "m3.py"]  # each page stat'ed its own two
+    for got in shown:
+        expected = whole[got.path]
+        assert (got.symbols, got.stale, got.scope, got.language) == (
+            expected.symbols, expected.stale, expected.scope, expected.language,
+        )  # fmt: skip
+    assert [(p.total, p.denied, p.pages) for p in pages] == [(4, 1, 2), (4, 1, 2)]
+    assert pages[1].files[1].stale == "changed" and pages[0].scopes == [shown[0].scope]
+    with pytest.raises(recallbox.NotFound):
+        box.code_page(3, 2)
+    with pytest.raises(InvalidArgument):
+        box.code_page(0, 2)
+    with TestClient(build_app(box), base_url=BASE) as client:
+        html = client.get("/code").text
+    assert "4 indexed files" in html and "m4.py" not in html and "1 file not shown" in html
+
+
 def test_a_vanished_file_is_stale_missing(box: recallbox.Box, fixture: Fixture, tmp_path: Path) -> None:
     (tmp_path / "kb" / KNOWLEDGE_FRESH).unlink()
     (tmp_path / "billing-svc" / CODE_FRESH).unlink()

@@ -24,6 +24,7 @@ from recallbox.domains.privacy import normalize_source_path
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.hitlog import HIT_LOG_MAX_ROWS
 from recallbox.inventory_types import (
+    CodeFilePage,
     CodeFileStatus,
     DayHits,
     DocumentPage,
@@ -45,7 +46,7 @@ SYMBOL_SEPARATOR = "::"
 #: The most targets and the highest never-recalled count ``hit_overview`` accepts.
 HIT_TOP_MAX = 1_000
 HIT_NEVER_LIMIT_MAX = 1_000_000
-#: The largest page of documents ``knowledge_page`` returns.
+#: The largest page of documents or code files ``knowledge_page``/``code_page`` return.
 PAGE_SIZE_MAX = 1_000
 
 
@@ -140,6 +141,37 @@ def code_files(store: Store) -> list[CodeFileStatus]:
     return out
 
 
+def code_page(store: Store, page: object, page_size: object) -> CodeFilePage:
+    """Page ``page`` of the visible code files (symbol counts from the store, no symbol
+    loaded), only its files stat'ed for the stale marks."""
+    number = _bounded("page", page, 2**62)
+    size = _bounded("page_size", page_size, PAGE_SIZE_MAX)
+    exclusions = [normalize_source_path(name) for name in store.policy().excluded_sources]
+    listed = [
+        (scope, file, count)
+        for scope in store.code_scopes()
+        for file, count in store.code_file_counts(scope.name)
+    ]
+    shown = [item for item in listed if not _code_denied(item[1].path, exclusions)]
+    pages = max(1, -(-len(shown) // size))
+    if number > pages:
+        raise NotFound(f"there is no page {number}; the code files fill {pages} page(s)")
+    window = shown[(number - 1) * size : number * size]
+    out = []
+    for scope, file, count in window:
+        stamp = FileStamp(file.path, file.hash, file.size, file.mtime_ns)
+        mark = None
+        if stale_files(Path(scope.root), [stamp]):
+            exists = (Path(scope.root) / file.path).exists()
+            mark = STALE_CHANGED if exists else STALE_MISSING
+        out.append(
+            CodeFileStatus(scope.name, file.path, file.language, count, scope.indexed_at,
+                           mark, file.error)
+        )  # fmt: skip
+    scopes = sorted({scope.name for scope, _, _ in shown})
+    return CodeFilePage(out, number, pages, size, len(shown), len(listed) - len(shown), scopes)
+
+
 def hit_days(store: Store, days: object, today: object = None) -> list[DayHits]:
     """Hit-log rows per UTC day and domain for the last ``days`` days (today included)."""
     if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= HIT_DAYS_MAX:
@@ -184,6 +216,7 @@ def hit_overview(store: Store, top: object, never_limit: object) -> HitStats:
 
 __all__ = [
     "code_files",
+    "code_page",
     "code_target_path",
     "hit_days",
     "hit_overview",

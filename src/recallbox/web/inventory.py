@@ -81,15 +81,14 @@ def knowledge(request: Request) -> Response:
 
 
 def code(request: Request) -> Response:
-    """Indexed code files with symbol counts, last index and the stale mark."""
+    """Indexed code files with symbol counts, last index and the stale mark
+    (``box.code_page``: counts from the store, only this page's files checked)."""
     app = inspector(request)
-    files = app.box.code_files()
-    shown = [f for f in files if not f.denied]
-    pager = paginate(shown, int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)
-    stale = sum(1 for f in shown if f.stale is not None)
-    scopes = sorted({f.scope for f in shown})
+    found = app.box.code_page(int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)
+    pager = Pager(found.files, found.page, found.pages, found.total, found.page_size)
+    stale = sum(1 for f in found.files if f.stale is not None)
     return app.page(
-        "code.html", pager=pager, denied=len(files) - len(shown), stale=stale, scopes=scopes,
+        "code.html", pager=pager, denied=found.denied, stale=stale, scopes=found.scopes,
         nav="code",
     )  # fmt: skip
 
