@@ -94,7 +94,7 @@ def recall(
             scope=scope,
         )
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "query": clip(query)})  # an echo: cut like every echo
     else:
         click.echo(result.render())
 
