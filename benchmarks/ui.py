@@ -15,7 +15,8 @@ loads each page ``--repeat`` times over one keep-alive connection (after ``WARMU
 records the wall time from request to the last byte. Writes JSON (commit, dataset, parameters,
 metric, p50/p95 per page) to ``benchmarks/results/ui.json``.
 
-Usage: ``nice -n 10 python benchmarks/ui.py [--db PATH --keep] [--repeat N]``.
+Usage: ``nice -n 5 python benchmarks/ui.py [--db PATH --keep] [--repeat N]``. Beside each
+page's client wall time it records the server's CPU time per load and the load average.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import platform
 import random
 import shutil
@@ -32,6 +34,7 @@ import sys
 import tempfile
 import time
 import zlib
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -194,14 +197,26 @@ def pages(db: Path, data: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def measure(url: str, paths: dict[str, str], repeat: int) -> dict[str, Any]:
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU time the server process has used so far (``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(url: str, paths: dict[str, str], repeat: int, pid: int = 0) -> dict[str, Any]:
     host, port = url.removeprefix("http://").rstrip("/").split(":")
     connection = http.client.HTTPConnection(host, int(port))
     results: dict[str, Any] = {}
     for name, path in paths.items():
         samples = []
         size = 0
+        cpu_started = 0.0
         for n in range(WARMUP + repeat):
+            if n == WARMUP:
+                cpu_started = server_cpu_seconds(pid)
             started = time.perf_counter()
             connection.request("GET", path)
             response = connection.getresponse()
@@ -211,18 +226,62 @@ def measure(url: str, paths: dict[str, str], repeat: int) -> dict[str, Any]:
             size = len(body)
             if n >= WARMUP:
                 samples.append(elapsed)
+        cpu_ms = (server_cpu_seconds(pid) - cpu_started) * 1000 / repeat
         samples.sort()
         results[name] = {
             "path": path,
             "p50_ms": round(statistics.median(samples), 2),
             "p95_ms": round(samples[int(0.95 * (len(samples) - 1))], 2),
             "max_ms": round(samples[-1], 2),
+            "server_cpu_ms_mean": round(cpu_ms, 2),
             "samples": len(samples),
             "bytes": size,
         }
-        print(f"{name:45s} p50 {results[name]['p50_ms']:8.2f} ms   p95 {results[name]['p95_ms']:8.2f} ms")
+        print(f"{name:45s} p50 {results[name]['p50_ms']:8.2f} ms   p95 {results[name]['p95_ms']:8.2f} ms   server CPU {cpu_ms:7.2f} ms/load")
     connection.close()
     return results
+
+
+def search_calls(data: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """The search pages whose two verbs are also timed alone: name -> (query, channel)."""
+    thread = data["channels"][len(data["channels"]) // 2]
+    return {
+        "search an identifier (global)": (request_id(thread, 502), None),
+        "search two common words (global)": ("rollout canary", None),
+        "search two common words (one thread)": ("rollout canary", thread),
+    }
+
+
+def search_split(db: Path, data: dict[str, Any], repeat: int, home: Path) -> dict[str, Any]:
+    """The search page's two verbs timed alone, in-process on the same store (wall and CPU
+    time, ``time.process_time``): what the page costs beyond ``search_memory`` + ``recall``."""
+    from recallbox.web.search import RECALL_BUDGET_CHARS
+
+    os.environ["RECALLBOX_HOME"] = str(home)
+    out: dict[str, Any] = {}
+    with recallbox.open(db) as box:
+        for name, (query, channel) in search_calls(data).items():
+            calls = {
+                "search_memory": partial(box.search_memory, query, channel),
+                "recall": partial(box.recall, query, budget_chars=RECALL_BUDGET_CHARS, allow_embed=False),
+            }
+            out[name] = {}
+            for verb, call in calls.items():
+                wall, cpu = [], []
+                for n in range(WARMUP + repeat):
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    call()
+                    if n >= WARMUP:
+                        wall.append((time.perf_counter() - started) * 1000)
+                        cpu.append((time.process_time() - cpu_started) * 1000)
+                wall.sort()
+                out[name][verb] = {
+                    "p50_ms": round(statistics.median(wall), 2),
+                    "p95_ms": round(wall[int(0.95 * (len(wall) - 1))], 2),
+                    "cpu_ms_mean": round(statistics.fmean(cpu), 2),
+                }
+                print(f"  {name:43s} {verb:14s} p50 {out[name][verb]['p50_ms']:8.2f} ms   p95 {out[name][verb]['p95_ms']:8.2f} ms   CPU {out[name][verb]['cpu_ms_mean']:7.2f} ms")
+    return out
 
 
 def _commit() -> str:
@@ -263,16 +322,20 @@ def main() -> None:
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
-        results = measure(url, paths, args.repeat)
+        load_before = os.getloadavg()
+        results = measure(url, paths, args.repeat, server.pid)
+        load_after = os.getloadavg()
     finally:
         server.terminate()
         server.wait()
+    print("search verbs alone:")
+    split = search_split(db, data, args.repeat, folder / "home")
     report = {
         "benchmark": "ui",
         "commit": _commit(),
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"python": platform.python_version(), "cpus": 2, "platform": platform.platform()},
-        "command": "nice -n 10 python benchmarks/ui.py",
+        "command": "nice -n 5 python benchmarks/ui.py " + " ".join(sys.argv[1:]),
         "dataset": {
             "messages": data["total_messages"],
             "threads": len(data["channels"]) + 1,
@@ -285,9 +348,11 @@ def main() -> None:
             "seed": SEED,
             "build_seconds": data["build_seconds"],
         },
-        "metric": "page load, client wall time from request to last byte over HTTP keep-alive on loopback, milliseconds",
+        "metric": "page load, client wall time from request to last byte over HTTP keep-alive on loopback, milliseconds; server_cpu_ms_mean: the server process's user+system CPU time per load (/proc, clock-tick resolution, averaged over the samples)",
+        "load_average": {"before": [round(v, 2) for v in load_before], "after": [round(v, 2) for v in load_after]},
         "parameters": {"repeat": args.repeat, "warmup": WARMUP, "goal_p95_ms": GOAL_P95_MS},
         "pages": results,
+        "search_verbs_alone": split,
         "over_goal": sorted(n for n, r in results.items() if r["p95_ms"] > GOAL_P95_MS),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -33,11 +33,15 @@ from recallbox.errors import (
     UnsupportedFilter,
 )
 from recallbox.inventory_types import (
+    CodeFilePage,
     CodeFileStatus,
     DayHits,
+    DocumentPage,
     DocumentStatus,
+    GenerationSpan,
     KnowledgeDocument,
     MemoryForecast,
+    ThreadTimeline,
 )
 from recallbox.recall import MIN_RECALL_BUDGET_CHARS, RECALL_HEADER, RECALL_MAX_BUDGET_CHARS
 from recallbox.recall_answer import OTHER_MEMORY_MAX_CHARS
@@ -118,15 +122,18 @@ __all__ = [
     "Box",
     "Bucket",
     "BucketedRecall",
+    "CodeFilePage",
     "CodeFileStatus",
     "DayHits",
     "DecayReport",
     "DecayTransition",
     "DependencyMissing",
     "DoctorReport",
+    "DocumentPage",
     "DocumentStatus",
     "FileImportReport",
     "Generation",
+    "GenerationSpan",
     "Hit",
     "HitStats",
     "ImportProgress",
@@ -155,6 +162,7 @@ __all__ = [
     "StoredOutput",
     "SyncReport",
     "Thread",
+    "ThreadTimeline",
     "TimedOut",
     "UnsupportedFilter",
     "__version__",

@@ -113,11 +113,13 @@ class TargetHits:
 
 @dataclass(frozen=True, slots=True)
 class NeverRecalled:
-    """Rows of one corpus no hit row names (``examples``: the oldest few ids)."""
+    """Rows of one corpus no hit row names (``examples``: the oldest few ids). ``capped``:
+    counting stopped at the caller's limit, so ``count`` is a lower bound ("at least")."""
 
     corpus: str
     count: int
     examples: tuple[str, ...] = ()
+    capped: bool = False
 
 
 @dataclass(frozen=True, slots=True)

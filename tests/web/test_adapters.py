@@ -75,9 +75,9 @@ def test_threads_by_activity_falls_back_to_creation(box: recallbox.Box) -> None:
 
 def test_thread_denial_flags_and_probe(box: recallbox.Box, tmp_path: Any) -> None:
     message = box.append("open", "user", "hello")
-    assert thread_denial(box, box.thread("open"), message) is None
+    assert thread_denial(box, box.thread("open"), message.id) is None
     assert thread_denial(box, box.thread("open"), None) is None
     box.quarantine("open")
-    assert thread_denial(box, box.thread("open"), message) == QUARANTINED
+    assert thread_denial(box, box.thread("open"), message.id) == QUARANTINED
     flagged = FutureThread("f", _at(1), _at(1), excluded=True)
     assert thread_denial(box, flagged, None) == EXCLUDED  # type: ignore[arg-type]

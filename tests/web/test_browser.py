@@ -325,6 +325,29 @@ def test_no_serious_accessibility_violation_on_any_page(
         context.close()
 
 
+def _luminance(css_color: str) -> float:
+    """Relative luminance (WCAG) of an ``rgb(r, g, b)`` computed colour."""
+    channels = [int(v) / 255 for v in re.findall(r"\d+", css_color)[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_pages_follow_the_system_colour_scheme(browser: Browser, site: Site) -> None:
+    """``prefers-color-scheme``: light text on a dark page in dark mode, the reverse in light."""
+    seen = {}
+    for scheme in ("light", "dark"):
+        context = browser.new_context(viewport=WIDE, color_scheme=scheme)  # type: ignore[arg-type]
+        page = context.new_page()
+        for path in ("/", thread_url(DEPLOY), "/hits"):
+            visit(page, site.server.origin + path)
+            style = "getComputedStyle(document.body)"
+            background, text = page.evaluate(f"[{style}.backgroundColor, {style}.color]")
+            seen[(scheme, path)] = (_luminance(background), _luminance(text))
+        context.close()
+    for (scheme, path), (background, text) in seen.items():
+        assert (background > text) == (scheme == "light"), (scheme, path, background, text)
+
+
 def test_no_page_scrolls_sideways_at_390px(browser: Browser, site: Site) -> None:
     context = browser.new_context(viewport=NARROW)
     page = context.new_page()

@@ -22,7 +22,9 @@ from tests.web.test_pages import text_of
 
 import recallbox
 from recallbox import DayHits, InvalidArgument
+from recallbox.domains import inventory as domain_inventory
 from recallbox.ranking.decay import forecast
+from recallbox.web import inventory as web_inventory
 from recallbox.web.app import build_app
 from recallbox.web.inventory import CHART_DAYS, build_chart
 
@@ -32,7 +34,9 @@ def _row(html: str, needle: str) -> str:
     return " ".join(text_of(next(r for r in rows if needle in r)).split())
 
 
-def test_memory_lists_every_state_with_its_forecast(client: TestClient, fixture: Fixture) -> None:
+def test_memory_lists_every_state_with_its_forecast(
+    client: TestClient, fixture: Fixture, box: recallbox.Box
+) -> None:
     html = client.get("/memory").text
     active, evergreen, dormant, archived, superseded, _ = fixture.memory_keys
     today = datetime.now(UTC).date()
@@ -47,6 +51,14 @@ def test_memory_lists_every_state_with_its_forecast(client: TestClient, fixture:
     assert "superseded by" in _row(html, f'id="{superseded}"')
     for state, count in (("active", 4), ("dormant", 1), ("archived", 1)):
         assert f"<dt>{state}</dt><dd>{count}</dd>" in html
+    for entry in box.memories():  # key, ref_count, last reference and evergreen, cell by cell
+        cells = re.search(rf'<tr id="{entry.key}".*?</tr>', html, re.DOTALL)
+        assert cells is not None, entry.key
+        last = entry.last_referenced.isoformat() if entry.last_referenced else "never"
+        assert f'<td class="num" data-label="Refs">{entry.ref_count}</td>' in cells.group(0)
+        assert f'<td class="time" data-label="Last referenced">{last}</td>' in cells.group(0)
+        evergreen = "yes" if entry.evergreen else "no"
+        assert f'<td data-label="Evergreen">{evergreen}</td>' in cells.group(0)
 
 
 def test_memory_forecast_matches_the_decay_rules(box: recallbox.Box, fixture: Fixture) -> None:
@@ -85,6 +97,34 @@ def test_knowledge_lists_documents_with_counts_and_stale_marks(
     assert "1 stale" in html
 
 
+def test_knowledge_pages_read_only_their_own_files(
+    box: recallbox.Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for n in range(7):
+        (folder / f"doc-{n}.md").write_text(f"# Doc {n}\n\n## Part\nbody {n}\n", encoding="utf-8")
+    box.sync_directory(folder)
+    (folder / "doc-5.md").write_text("# Doc 5\n\n## Part\nchanged\n", encoding="utf-8")
+    box.exclude_source("doc-6.md")
+    read: list[str] = []
+    real = domain_inventory.read_knowledge_file
+    monkeypatch.setattr(domain_inventory, "read_knowledge_file", lambda f: read.append(f.source) or real(f))
+    pages = [box.knowledge_page(n, 3) for n in (1, 2)]
+    assert [d.document.source for p in pages for d in p.documents] == [f"doc-{n}.md" for n in range(6)]
+    assert sorted(read) == [f"doc-{n}.md" for n in range(6)]  # each page read its own three
+    assert [(p.total, p.denied, p.pages) for p in pages] == [(6, 1, 2), (6, 1, 2)]
+    assert [d.stale for d in pages[1].documents] == [None, None, "changed"]
+    with pytest.raises(recallbox.NotFound):
+        box.knowledge_page(3, 3)
+    for bad in ((0, 3), (1, 0), (1, 10**6)):
+        with pytest.raises(InvalidArgument):
+            box.knowledge_page(*bad)
+    with TestClient(build_app(box), base_url=BASE) as client:
+        html = client.get("/knowledge").text
+    assert "6 indexed documents" in html and "doc-6.md" not in html
+
+
 def test_code_lists_files_with_symbol_counts_and_stale_marks(
     client: TestClient, fixture: Fixture
 ) -> None:
@@ -92,6 +132,45 @@ def test_code_lists_files_with_symbol_counts_and_stale_marks(
     assert "stale: changed" in _row(html, CODE_STALE)
     fresh = _row(html, CODE_FRESH)
     assert "up to date" in fresh and "python" in fresh and "billing-svc" in fresh
+
+
+def test_code_pages_count_symbols_in_the_store_and_check_only_their_files(
+    box: recallbox.Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for n in range(5):
+        (repo / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n\n\ndef g{n}():\n    return f{n}()\n")
+    box.index_code(repo)
+    (repo / "m3.py").write_text("def changed():\n    return 1\n", encoding="utf-8")
+    box.exclude_source("m4.py")
+    whole = {f.path: f for f in box.code_files()}
+
+    def no_graph(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the code page loaded the whole code graph")
+
+    monkeypatch.setattr(box.store, "code_graph", no_graph)
+    checked: list[str] = []
+    real = domain_inventory.stale_files
+    monkeypatch.setattr(domain_inventory, "stale_files", lambda root, stamps: real(root, [s for s in stamps if not checked.append(s.path)]))  # fmt: skip
+    pages = [box.code_page(n, 2) for n in (1, 2)]
+    shown = [f for p in pages for f in p.files]
+    assert [f.path for f in shown] == ["m0.py", "m1.py", "m2.py", "m3.py"]
+    assert checked == ["m0.py", "m1.py", "m2.py", "m3.py"]  # each page stat'ed its own two
+    for got in shown:
+        expected = whole[got.path]
+        assert (got.symbols, got.stale, got.scope, got.language) == (
+            expected.symbols, expected.stale, expected.scope, expected.language,
+        )  # fmt: skip
+    assert [(p.total, p.denied, p.pages) for p in pages] == [(4, 1, 2), (4, 1, 2)]
+    assert pages[1].files[1].stale == "changed" and pages[0].scopes == [shown[0].scope]
+    with pytest.raises(recallbox.NotFound):
+        box.code_page(3, 2)
+    with pytest.raises(InvalidArgument):
+        box.code_page(0, 2)
+    with TestClient(build_app(box), base_url=BASE) as client:
+        html = client.get("/code").text
+    assert "4 indexed files" in html and "m4.py" not in html and "1 file not shown" in html
 
 
 def test_a_vanished_file_is_stale_missing(box: recallbox.Box, fixture: Fixture, tmp_path: Path) -> None:
@@ -123,6 +202,25 @@ def test_hits_shows_the_chart_most_and_never_recalled(client: TestClient, fixtur
     assert 'class="bar d-sessions"' in svg and "<script" not in svg
     assert "Most recalled" in html and 'href="/messages/m_' in html
     assert "Never recalled" in html and re.search(r"<td>message\w*</td><td class=\"num\">\d+</td>", html)
+
+
+def test_hits_counts_never_recalled_rows_only_up_to_its_limit(
+    box: recallbox.Box, fixture: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exact = {n.corpus: n for n in box.hit_stats().never_recalled}
+    assert exact["message"].count == 2 and not exact["message"].capped
+    monkeypatch.setattr(web_inventory, "NEVER_RECALLED_LIMIT", 1)
+    with TestClient(build_app(box), base_url=BASE) as client:
+        html = client.get("/hits").text
+    assert re.search(r'<td>message</td><td class="num">at least 1</td>', html)
+    bounded = {n.corpus: n for n in box.hit_overview(never_limit=1).never_recalled}
+    assert (bounded["message"].count, bounded["message"].capped) == (1, True)
+    assert bounded["message"].examples == exact["message"].examples
+    above = {n.corpus: n for n in box.hit_overview(never_limit=3).never_recalled}
+    assert (above["message"].count, above["message"].capped) == (2, False)
+    for bad in ({"top": 0}, {"never_limit": 0}, {"never_limit": True}, {"top": "3"}):
+        with pytest.raises(InvalidArgument):
+            box.hit_overview(**bad)  # type: ignore[arg-type]
 
 
 def test_the_chart_stacks_domains_per_day() -> None:

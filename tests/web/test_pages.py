@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 from html import unescape
 from itertools import pairwise
+from pathlib import Path
+from urllib.parse import quote
 
+import pytest
 from starlette.testclient import TestClient
+from tests.web.conftest import BASE, crawl
 from tests.web.fixture_store import (
     DEPLOY,
     EXCLUDED_CHANNEL,
@@ -19,10 +23,12 @@ from tests.web.fixture_store import (
 
 import recallbox
 from recallbox.domains.message_view import MESSAGE_HEADER
+from recallbox.domains.timeline import TIMELINE_WINDOW
 from recallbox.web.adapters import threads_by_activity
 from recallbox.web.app import build_app
 from recallbox.web.pages import MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, split_summary
 from recallbox.web.render import message_url, thread_url
+from table_dump import dump_tables
 
 
 def text_of(html: str) -> str:
@@ -48,8 +54,11 @@ def test_index_lists_threads_by_last_activity_and_the_excluded_sources(
     secret_row = next(r for r in rows if thread_url(SECRET) in r)
     assert "quarantined" in secret_row
     assert "<code>private-export.json</code>" in html and "excluded source" in html
-    deploy_row = text_of(next(r for r in rows if thread_url(DEPLOY) in r)).split()
+    deploy_html = next(r for r in rows if thread_url(DEPLOY) in r)
+    deploy_row = text_of(deploy_html).split()
     assert deploy_row[-4:-2] == ["3", "11"]  # generations, messages (6 + 3 + 2, summaries included)
+    assert '<td data-label="Title">Deploy billing to staging</td>' in deploy_html
+    assert re.search(r'<td data-label="Last activity" class="time">[^<]*\d{4}-\d\d-\d\d', deploy_html)
 
 
 def test_index_pages_threads(box: recallbox.Box) -> None:
@@ -92,6 +101,8 @@ def test_thread_messages_of_one_generation_with_flags_and_previews(
     html = client.get(thread_url(DEPLOY, generation=1)).text
     assert f'href="{message_url(fixture.long_output_id)}"' in html
     assert "superseded" in html and "machine_event" in html
+    for role in ("user", "assistant", "tool"):
+        assert f'<span class="role role-{role}">{role}</span>' in html
     preview = re.search(r'<td data-label="Preview" class="preview">(.*?)</td>', html.split(fixture.long_output_id)[-1], re.S)
     assert preview is not None and len(unescape(preview.group(1))) <= 161
     current = text_of(client.get(thread_url(DEPLOY)).text)
@@ -109,7 +120,35 @@ def test_thread_messages_are_paged(box: recallbox.Box) -> None:
     assert last.count('href="/messages/') == 1 and "Page 2 of 2" in last
 
 
-def test_message_page_shows_metadata_and_argument_tree(client: TestClient, fixture: Fixture) -> None:
+def test_a_long_thread_page_reads_a_window_and_a_page_never_the_whole_thread(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    total = TIMELINE_WINDOW + 3
+    for g in range(total):
+        if g:
+            box.compact("long", f"summary of generation {g}")
+        box.append_many("long", [{"role": "user", "content": f"g{g + 1} m{n}"} for n in range(3)])
+
+    def whole_thread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the thread page read the whole thread")
+
+    for name in ("messages", "iter_messages", "generations"):
+        monkeypatch.setattr(box.store, name, whole_thread)
+    client = TestClient(build_app(box), base_url="http://127.0.0.1:8765")
+    newest = text_of(client.get(thread_url("long")).text)
+    assert f"Generations 4–{total} of {total}" in newest and "Earlier generations" in newest
+    assert "Generation 3 " not in newest and "Later generations" not in newest
+    assert f"g{total} m2" in newest and f"summary of generation {total - 1}" in newest
+    html = client.get(thread_url("long", generation=3)).text
+    oldest = text_of(html)
+    assert "Generations 1–3 of 23" in oldest and "Later generations" in oldest
+    assert "g3 m0" in oldest and f"g{total} m0" not in oldest
+    assert f'href="{thread_url("long", generation=4)}"' in html
+
+
+def test_message_page_shows_metadata_and_argument_tree(
+    client: TestClient, fixture: Fixture, box: recallbox.Box
+) -> None:
     html = client.get(message_url(fixture.nested_call_id)).text
     visible = text_of(html)
     assert "bash" in visible and "call_rollout" in visible
@@ -120,6 +159,10 @@ def test_message_page_shows_metadata_and_argument_tree(client: TestClient, fixtu
     assert "Superseded by" in superseded and "m_" in superseded.split("Superseded by")[1][:40]
     pending = text_of(client.get(message_url(fixture.pending_id)).text)
     assert "yes — queued, not delivered to the model" in pending
+    hidden = next(m for m in box.messages(DEPLOY) if not m.model_visible)
+    page = " ".join(text_of(client.get(message_url(hidden.id)).text).split())
+    assert "Seen by the model no (hidden)" in page and f"Generation {hidden.generation} " in page
+    assert "Seen by the model yes" in " ".join(visible.split())
 
 
 def test_message_text_pages_reach_the_last_character(client: TestClient, fixture: Fixture) -> None:
@@ -187,6 +230,25 @@ def test_get_never_changes_the_policy(client: TestClient, box: recallbox.Box) ->
     ):
         assert client.get(url).status_code == 200
     assert box.policy() == before
+
+
+def test_no_get_of_any_page_changes_anything_but_the_hit_log(
+    client: TestClient, box: recallbox.Box, fixture: Fixture, db_path: Path
+) -> None:
+    """Every page reachable from the index (confirmation pages, searches and the inventories
+    among them), fetched: every table but the hit-log's is exactly as it was."""
+    box.store.indexer.drain()  # type: ignore[attr-defined]  # the literal index's own catch-up
+    box.hits.flush()
+    before = dump_tables(db_path)
+    pages = crawl(lambda url: client.get(url).text, BASE + "/", 3)
+    extra = ["/search?q=rollout", "/search?q=billing&channel=" + quote(DEPLOY, safe=""),
+             "/policy/confirm?action=exclude&target=x.md", "/memory?state=dormant"]  # fmt: skip
+    for path in extra:
+        assert client.get(path).status_code == 200, path
+    assert len(pages) > 30 and any("/policy/confirm" in url for url in pages)
+    box.store.indexer.drain()  # type: ignore[attr-defined]
+    box.hits.flush()
+    assert dump_tables(db_path) == before
 
 
 def test_unknown_pages_are_404_pages(client: TestClient) -> None:

@@ -192,6 +192,50 @@ def test_a_confirmed_post_changes_the_policy_and_redirects(
     assert _post(client, ORIGIN, action="drop", target="x", csrf_token=token).status_code == 400
 
 
+class _Form(HTMLParser):
+    """The hidden fields of a page's one POST form."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fields: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "input" and found.get("type") == "hidden" and found.get("name"):
+            self.fields[str(found["name"])] = str(found.get("value") or "")
+
+
+def _confirm_and_post(client: TestClient, action: str, target: str) -> int:
+    """Open the confirmation page of ``action`` on ``target``, then submit its form as is."""
+    page = client.get("/policy/confirm", params={"action": action, "target": target})
+    assert page.status_code == 200 and 'method="post" action="/policy"' in page.text
+    form = _Form()
+    form.feed(page.text)
+    assert set(form.fields) == {CSRF_FIELD, "action", "target"}
+    return int(_post(client, ORIGIN, **form.fields).status_code)
+
+
+def test_each_policy_change_goes_through_its_confirmation_form(
+    client: TestClient, box: recallbox.Box
+) -> None:
+    """Quarantine, unquarantine, exclude and include: each reached from its confirmation page,
+    each changing the stored policy only once its form is posted."""
+    steps = [
+        ("quarantine", "ops/new thread", lambda p: "ops/new thread" in p.quarantined),
+        ("unquarantine", "ops/new thread", lambda p: "ops/new thread" not in p.quarantined),
+        ("unquarantine", SECRET, lambda p: SECRET not in p.quarantined),
+        ("quarantine", SECRET, lambda p: SECRET in p.quarantined),
+        ("exclude", "notes/private.md", lambda p: "notes/private.md" in p.excluded_sources),
+        ("include", "notes/private.md", lambda p: "notes/private.md" not in p.excluded_sources),
+    ]
+    for action, target, holds in steps:
+        before = box.policy()
+        client.get("/policy/confirm", params={"action": action, "target": target})
+        assert box.policy() == before  # the confirmation page changes nothing
+        assert _confirm_and_post(client, action, target) == 303, action
+        assert holds(box.policy()), (action, target)
+
+
 def test_a_form_token_of_another_app_is_refused(client: TestClient, box: recallbox.Box) -> None:
     other = TestClient(build_app(box), base_url=BASE)
     response = _post(other, ORIGIN, action="unquarantine", target=SECRET, csrf_token=csrf_of(client))

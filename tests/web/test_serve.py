@@ -136,3 +136,18 @@ def test_recallbox_ui_takes_the_token_from_the_environment(db: Path, tmp_home: P
     finally:
         code, err = stop(process)
     assert code == 130 and "Traceback" not in err
+
+
+def test_recallbox_ui_defaults_to_loopback_port_8765_without_a_token(
+    db: Path, tmp_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from recallbox.cli.app import cli
+
+    served: list[tuple[str, int, str | None]] = []
+    monkeypatch.setattr("recallbox.web.serve.serve", lambda box, h, p, t: served.append((h, p, t)))
+    monkeypatch.delenv("RECALLBOX_UI_TOKEN", raising=False)
+    result = CliRunner().invoke(cli, ["--db", str(db), "ui"], env={"RECALLBOX_HOME": str(tmp_home)})
+    assert result.exit_code == 0, result.output
+    assert served == [("127.0.0.1", 8765, None)]

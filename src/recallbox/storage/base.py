@@ -26,6 +26,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from recallbox.inventory_types import GenerationSpan
 from recallbox.storage.base_code import CodeStore
 from recallbox.storage.capability import protocol_members, require
 from recallbox.storage.curated import KnowledgeStore, MemoryStore
@@ -153,6 +154,19 @@ class ThreadStore(Protocol):
     def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
         """The hit and up to ``radius`` visible messages before and after it in its thread, in
         order; ``[]`` when the hit itself is not visible."""
+
+    def generation_spans(
+        self, channel: str, first: int, last: int, *, head_chars: int
+    ) -> list[GenerationSpan]:
+        """Audit read: generations ``first``..``last`` (numbers, inclusive) of ``channel`` in
+        order, each with its message count and time span, and its opening compaction summary's
+        id, length and first ``head_chars`` characters; ``[]`` for an unknown channel."""
+
+    def message_slice(
+        self, channel: str, generation: int, offset: int, limit: int
+    ) -> list[Message]:
+        """Audit read: at most ``limit`` messages of generation ``generation`` of ``channel`` by
+        seq, the first ``offset`` skipped (``[]`` past the end or for an unknown channel)."""
 
     def readable_history(self, channel: str) -> list[Message]:
         """Every message of an allowed thread a model may read, in (generation, seq) order:

@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 from recallbox.storage.queries import SearchFilter
 from recallbox.storage.values_code import (
     CodeEdgeRecord,
+    CodeFile,
     CodeGraphFile,
     CodeIndexWrite,
     CodeScope,
@@ -36,6 +37,10 @@ class CodeStore(Protocol):
     def code_graph(self, scope: str) -> list[CodeGraphFile]:
         """Bookkeeping: every stored file of ``scope`` (by path) with its symbols and its
         ``imports``/``extends`` edges; ``[]`` for an unknown scope."""
+
+    def code_file_counts(self, scope: str) -> list[tuple[CodeFile, int]]:
+        """Bookkeeping: every stored file of ``scope`` (by path) with its symbol count, no
+        symbol or edge loaded; ``[]`` for an unknown scope."""
 
     def code_call_edges(
         self,

@@ -48,10 +48,12 @@ class HitLog(Protocol):
     def hit_recorded(self, domain: str, target_id: str) -> bool:
         """True when a hit row of ``domain`` names ``target_id``."""
 
-    def hit_stats(self, *, top: int, max_rows: int) -> HitStats:
+    def hit_stats(self, *, top: int, max_rows: int, never_limit: int | None = None) -> HitStats:
         """The hit-log summarised: counts per domain, the ``top`` most recalled targets, the
         rows of each corpus never recalled, the dropped count, the watermarks, and how many
-        rows over ``max_rows`` rotation must keep."""
+        rows over ``max_rows`` rotation must keep. With ``never_limit``, each corpus's
+        never-recalled rows are counted only up to it (``NeverRecalled.capped`` when reached),
+        so the statistics cost no scan of a whole corpus."""
 
     def hit_high_water(self) -> int:
         """The position of the newest hit-log row (0 for an empty log)."""

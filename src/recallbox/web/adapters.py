@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from recallbox import Box, Hit, Message, NotFound, Thread
+from recallbox import Box, Hit, NotFound, Thread
 
 #: The privacy notices of a person-facing rendering (DESIGN §5).
 QUARANTINED = "quarantined"
@@ -69,10 +69,11 @@ def threads_by_activity(threads: list[Thread]) -> list[Thread]:
     return sorted(threads, key=lambda t: (last_activity(t), t.created_at), reverse=True)
 
 
-def thread_denial(box: Box, thread: Thread, probe: Message | None) -> str | None:
+def thread_denial(box: Box, thread: Thread, probe: str | None) -> str | None:
     """:data:`QUARANTINED`, :data:`EXCLUDED` or ``None`` (the thread's text may be shown).
 
-    ``probe`` is any message of the thread (``None`` when it has none, so nothing can leak).
+    ``probe`` is the id of any message of the thread shown (``None`` when none is, so nothing
+    can leak).
     Until ``Thread.excluded`` exists, an excluded source shows as a gated read that refuses a
     message the audit verb found; that read records one hit-log drill, as every read does.
     """
@@ -84,7 +85,7 @@ def thread_denial(box: Box, thread: Thread, probe: Message | None) -> str | None
     if probe is None:
         return None
     try:
-        box.read_message(probe.id, view="model")
+        box.read_message(probe, view="model")
     except NotFound:
         return EXCLUDED
     return None

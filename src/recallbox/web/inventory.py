@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from recallbox import DayHits, InvalidArgument
-from recallbox.web.params import int_param, paginate, text_param
+from recallbox.web.params import Pager, int_param, paginate, text_param
 from recallbox.web.render import inspector
 
 #: Rows per page of the memory, knowledge and code tables.
@@ -35,10 +35,8 @@ CHART_TOP = 10
 MEMORY_STATES: tuple[str, ...] = ("active", "dormant", "archived")
 #: The recall domains in the chart's stacking order (any other domain stacks after them).
 CHART_DOMAINS: tuple[str, ...] = ("memory", "knowledge", "sessions", "transcripts", "code")
-#: Joins a code target's scope and symbol id in the hit-log (``recallbox.storage`` keys).
-CODE_KEY_SEPARATOR = "\x1f"
-#: Between a symbol's file path and its qualified name in a symbol id.
-SYMBOL_SEPARATOR = "::"
+#: Where the hits page stops counting one corpus's never-recalled rows ("at least N").
+NEVER_RECALLED_LIMIT = 10_000
 
 
 def _choice(request: Request, name: str, allowed: Sequence[str]) -> str | None:
@@ -71,28 +69,26 @@ def memory(request: Request) -> Response:
 
 
 def knowledge(request: Request) -> Response:
-    """Indexed documents with section counts, last sync and the stale mark."""
+    """Indexed documents with section counts, last sync and the stale mark
+    (``box.knowledge_page``: only this page's files are read for the marks)."""
     app = inspector(request)
-    documents = app.box.knowledge_documents()
-    shown = [d for d in documents if not d.denied]
-    pager = paginate(shown, int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)
-    stale = sum(1 for d in shown if d.stale is not None)
+    found = app.box.knowledge_page(int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)
+    pager = Pager(found.documents, found.page, found.pages, found.total, found.page_size)
+    stale = sum(1 for d in found.documents if d.stale is not None)
     return app.page(
-        "knowledge.html", pager=pager, denied=len(documents) - len(shown), stale=stale,
-        nav="knowledge",
+        "knowledge.html", pager=pager, denied=found.denied, stale=stale, nav="knowledge",
     )  # fmt: skip
 
 
 def code(request: Request) -> Response:
-    """Indexed code files with symbol counts, last index and the stale mark."""
+    """Indexed code files with symbol counts, last index and the stale mark
+    (``box.code_page``: counts from the store, only this page's files checked)."""
     app = inspector(request)
-    files = app.box.code_files()
-    shown = [f for f in files if not f.denied]
-    pager = paginate(shown, int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)
-    stale = sum(1 for f in shown if f.stale is not None)
-    scopes = sorted({f.scope for f in shown})
+    found = app.box.code_page(int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)
+    pager = Pager(found.files, found.page, found.pages, found.total, found.page_size)
+    stale = sum(1 for f in found.files if f.stale is not None)
     return app.page(
-        "code.html", pager=pager, denied=len(files) - len(shown), stale=stale, scopes=scopes,
+        "code.html", pager=pager, denied=found.denied, stale=stale, scopes=found.scopes,
         nav="code",
     )  # fmt: skip
 
@@ -159,23 +155,14 @@ def build_chart(rows: Sequence[DayHits], today: date, days: int = CHART_DAYS) ->
     return Chart(bars, ticks, labels, domains, names, peak)
 
 
-def _code_path(target: str) -> str | None:
-    """The file path of a symbol target (``path::Qual.name``, maybe ``scope\\x1f``-prefixed);
-    ``None`` for any other id (message, section, chunk ids and memory keys have no ``::``)."""
-    if SYMBOL_SEPARATOR not in target:
-        return None
-    return target.rsplit(CODE_KEY_SEPARATOR, 1)[-1].split(SYMBOL_SEPARATOR, 1)[0]
-
-
 def hits(request: Request) -> Response:
-    """The hit-log: recalls per day per domain (inline SVG), most and never recalled."""
+    """The hit-log: recalls per day per domain (inline SVG), most and never recalled
+    (``box.hit_overview``: never-recalled rows counted up to :data:`NEVER_RECALLED_LIMIT`)."""
     app = inspector(request)
     today = datetime.now(UTC).date()
     rows = app.box.hit_days(CHART_DAYS, today)
-    stats = app.box.hit_stats(top=MOST_RECALLED_TOP)
-    denied_paths = {f.path for f in app.box.code_files() if f.denied}
-    most = [t for t in stats.most_recalled if _code_path(t.target_id) not in denied_paths]
+    stats = app.box.hit_overview(top=MOST_RECALLED_TOP, never_limit=NEVER_RECALLED_LIMIT)
     return app.page(
-        "hits.html", chart=build_chart(rows, today), stats=stats, most=most,
+        "hits.html", chart=build_chart(rows, today), stats=stats, most=stats.most_recalled,
         rows=rows, nav="hits",
     )  # fmt: skip

@@ -16,9 +16,9 @@ from datetime import datetime
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from recallbox import Generation, Message, NotFound
+from recallbox import Generation, GenerationSpan, NotFound, ThreadTimeline
 from recallbox.web.adapters import EXCLUDED, QUARANTINED, thread_denial, threads_by_activity
-from recallbox.web.params import int_param, paginate
+from recallbox.web.params import Pager, int_param, paginate
 from recallbox.web.render import inspector, json_tree
 
 #: Threads per page of the index.
@@ -73,50 +73,52 @@ def split_summary(text: str) -> tuple[str, str | None]:
     return text, None
 
 
-def _generation_row(generation: Generation, messages: list[Message], shown: bool) -> GenerationRow:
-    first = messages[0] if messages else None
-    summary_message = first if first is not None and first.kind == "compaction_summary" else None
+def _generation_row(span: GenerationSpan, shown: bool) -> GenerationRow:
     summary = directory = None
     clipped = False
-    if summary_message is not None and shown:
-        text = summary_message.content
-        clipped = len(text) > SUMMARY_MAX_CHARS
-        summary, directory = split_summary(text[:SUMMARY_MAX_CHARS])
+    if span.summary_id is not None and span.summary_head is not None and shown:
+        clipped = span.summary_chars > SUMMARY_MAX_CHARS
+        summary, directory = split_summary(span.summary_head[:SUMMARY_MAX_CHARS])
     return GenerationRow(
-        generation=generation,
-        count=len(messages),
-        first_at=min((m.created_at for m in messages), default=None),
-        last_at=max((m.created_at for m in messages), default=None),
-        summary_id=summary_message.id if summary_message is not None else None,
+        generation=span.generation,
+        count=span.message_count,
+        first_at=span.first_at,
+        last_at=span.last_at,
+        summary_id=span.summary_id,
         summary=summary,
         directory=directory,
         summary_clipped=clipped,
     )
 
 
+def _probe(timeline: ThreadTimeline) -> str | None:
+    """A message id of the thread for the denial check: one on the page, or a summary."""
+    if timeline.messages:
+        return timeline.messages[0].id
+    return next((s.summary_id for s in timeline.spans if s.summary_id is not None), None)
+
+
 def thread(request: Request) -> Response:
-    """One thread: its generations as a timeline, one generation's messages paged."""
+    """One thread: a window of its generations as a timeline, one generation's messages paged
+    (``box.thread_timeline``: counts and spans from the store, only this page's messages)."""
     app = inspector(request)
-    channel = request.path_params["channel"]
-    found = app.box.thread(channel)
-    generations = app.box.generations(channel)
-    # The audit verb returns the whole thread: the timeline needs every generation's count and
-    # span, which no bounded verb gives yet (see the README's inspector notes).
-    messages = app.box.messages(channel)
-    by_number: dict[int, list[Message]] = {g.number: [] for g in generations}
-    for message in messages:
-        by_number.setdefault(message.generation, []).append(message)
-    denial = thread_denial(app.box, found, messages[0] if messages else None)
-    rows = [_generation_row(g, by_number[g.number], denial is None) for g in generations]
-    selected = int_param(request, "generation", generations[-1].number, 1)
-    if selected not in by_number:
-        raise NotFound(f"thread {channel!r} has no generation {selected}")
-    pager = paginate(by_number[selected], int_param(request, "page", 1, 1), MESSAGES_PAGE_SIZE)
+    timeline = app.box.thread_timeline(
+        request.path_params["channel"],
+        int_param(request, "generation", 0, 1) or None,
+        int_param(request, "page", 1, 1),
+        page_size=MESSAGES_PAGE_SIZE,
+        head_chars=SUMMARY_MAX_CHARS + 1,
+    )
+    denial = thread_denial(app.box, timeline.thread, _probe(timeline))
+    rows = [_generation_row(span, denial is None) for span in timeline.spans]
+    count = timeline.selected_span.message_count
+    pager = Pager(timeline.messages, timeline.page, timeline.pages, count, timeline.page_size)
     return app.page(
         "thread.html",
-        thread=found,
+        thread=timeline.thread,
+        timeline=timeline,
         rows=rows,
-        selected=selected,
+        selected=timeline.selected,
         pager=pager,
         denial=denial,
         nav="threads",

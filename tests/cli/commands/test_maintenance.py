@@ -32,6 +32,7 @@ def test_demo_on_a_fresh_path(tmp_path: Path, run) -> None:
     assert set(data["notes"]) == {"agent-memory.md", "deploy-runbook.md"}
     found = data["search_memory"]
     assert found["query"] == "pg-replica-1" and "generation=1 role=tool" in found["result"]
+    assert data["ui"] == f"recallbox ui --db {db}"  # #20: the inspector command for it
     r = run("--db", str(db), "demo")
     assert r.code == 1 and "needs a fresh database path" in r.error_line
 
@@ -43,6 +44,8 @@ def test_demo_searches_the_compacted_thread(tmp_path: Path, run) -> None:
     assert "full-text indexes: healthy" in r.out  # the original lines are still there
     assert "search_memory('pg-replica-1', channel='demo:deploy-staging')" in r.out
     assert "FATAL could not connect to server: connection refused (host pg-replica-1" in r.out
+    # #20: the demo ends with the inspector command for its database
+    assert r.out.rstrip("\n").splitlines()[-1] == f"browse it: recallbox ui --db {tmp_path / 'd.db'}"
 
 
 def test_demo_keeps_one_database_and_leaves_no_temporary_folder(

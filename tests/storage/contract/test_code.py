@@ -71,6 +71,16 @@ def test_call_edges_by_name_or_by_a_part_of_their_target(store: Store) -> None:
     assert store.code_call_edges(OTHER, mentions=["run"]) == {}  # other's run has no calls
 
 
+def test_file_counts_agree_with_the_graph(store: Store) -> None:
+    for scope in (SCOPE, OTHER):
+        graph = store.code_graph(scope)
+        assert store.code_file_counts(scope) == [(g.file, len(g.symbols)) for g in graph]
+    assert [count for _, count in store.code_file_counts(SCOPE)] == [3, 2, 2]  # module symbols too
+    assert store.code_file_counts("nope") == []
+    store.write_code_index(CodeIndexWrite(SCOPE, "/nowhere/app", None, deleted=("app/secret.py",)))
+    assert [f.path for f, _ in store.code_file_counts(SCOPE)] == ["app/core.py", "app/main.py"]
+
+
 def test_symbol_rows_carry_the_file_stamp_and_the_visible_callers(store: Store) -> None:
     rows = store.code_symbol_rows([key(RUN), key(RUN, OTHER), key("nope"), "garbage"], where=EVERYTHING)
     assert sorted(rows) == sorted([key(RUN), key(RUN, OTHER)])

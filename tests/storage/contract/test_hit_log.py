@@ -78,6 +78,20 @@ def test_statistics(store: Store) -> None:
     ]
     never = {n.corpus: n for n in stats.never_recalled}
     assert never[CORPUS_MESSAGE].count == 1 and never[CORPUS_MESSAGE].examples == (ids[2],)
+    assert not any(n.capped for n in stats.never_recalled)
+
+
+def test_never_recalled_counts_stop_at_the_limit(store: Store) -> None:
+    ids = [m.id for m in add(store, "ops", *(f"row {n}" for n in range(6)))]
+    store.append_hit_rows([hit(ids[0]), drill(ids[1])])  # a drill is not a recall
+    whole = {n.corpus: n for n in store.hit_stats(top=1, max_rows=100).never_recalled}
+    assert whole[CORPUS_MESSAGE].count == 5 and not whole[CORPUS_MESSAGE].capped
+    for limit, count, capped in ((2, 2, True), (5, 5, True), (6, 5, False), (50, 5, False)):
+        stats = store.hit_stats(top=1, max_rows=100, never_limit=limit)
+        got = {n.corpus: n for n in stats.never_recalled}
+        assert (got[CORPUS_MESSAGE].count, got[CORPUS_MESSAGE].capped) == (count, capped)
+        assert got[CORPUS_MESSAGE].examples == whole[CORPUS_MESSAGE].examples
+        assert all(n.count == 0 and not n.capped for k, n in got.items() if k != CORPUS_MESSAGE)
 
 
 def test_a_busy_database_never_makes_a_writer_wait(

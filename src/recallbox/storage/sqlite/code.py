@@ -206,6 +206,16 @@ class CodeMixin:
             for r in rows
         ]  # fmt: skip
 
+    def code_file_counts(self, scope: str) -> list[tuple[CodeFile, int]]:
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(
+                f"SELECT {_FILE_COLUMNS}, (SELECT count(*) FROM code_symbols s "
+                "WHERE s.file_id = f.id) FROM code_files f JOIN code_scopes c "
+                "ON c.id = f.scope_id WHERE c.name = ? ORDER BY f.path",
+                (scope,),
+            ).fetchall()
+        return [(_file(r), int(r[9])) for r in rows]
+
     def code_graph(self, scope: str) -> list[CodeGraphFile]:
         with self.pool.snapshot() as conn:
             scope_id = _scope_id(conn, scope)

@@ -152,7 +152,7 @@ class HitLogMixin:
             ).fetchall()
         return [DayHits(str(d), str(m), _int(h), _int(r)) for d, m, h, r in rows]
 
-    def hit_stats(self, *, top: int, max_rows: int) -> HitStats:
+    def hit_stats(self, *, top: int, max_rows: int, never_limit: int | None = None) -> HitStats:
         with self.pool.snapshot() as conn:
             counts = conn.execute(
                 "SELECT count(*), coalesce(sum(drilled = 0), 0), coalesce(sum(drilled), 0), "
@@ -179,7 +179,7 @@ class HitLogMixin:
                     (top,),
                 ).fetchall()
             )
-            never = tuple(_never_recalled(conn))
+            never = tuple(_never_recalled(conn, never_limit))
             marks = _marks(conn)
             consumed = min((marks.get(c, 0) for c in HIT_LOG_CONSUMERS), default=0)
             below = conn.execute(
@@ -201,25 +201,36 @@ class HitLogMixin:
         )
 
 
-def _never_recalled(conn: apsw.Connection) -> list[NeverRecalled]:
-    """Per corpus: the visible rows no hit row names, with the oldest few ids."""
+def _never_recalled(conn: apsw.Connection, limit: int | None) -> list[NeverRecalled]:
+    """Per corpus: the visible rows no hit row names (counted up to ``limit`` when given),
+    with the oldest few ids."""
     out = []
     for corpus in CORPORA.values():
         condition = (
             f"{corpus.rule} AND NOT EXISTS (SELECT 1 FROM hit_log h "
             f"WHERE h.target_id = {corpus.public_id} AND h.drilled = 0)"
         )
-        count = conn.execute(
-            f"SELECT count(*) FROM {corpus.rows_from} WHERE {condition}"
-        ).fetchone()
+        matching = f"SELECT 1 FROM {corpus.rows_from} WHERE {condition}"
+        if limit is None:
+            count = conn.execute(
+                f"SELECT count(*) FROM {corpus.rows_from} WHERE {condition}"
+            ).fetchone()
+        else:
+            count = conn.execute(
+                f"SELECT count(*) FROM ({matching} LIMIT ?)", (max(0, limit),)
+            ).fetchone()
         examples = conn.execute(
             f"SELECT {corpus.public_id} FROM {corpus.rows_from} WHERE {condition} "
             f"ORDER BY {corpus.alias}.id LIMIT ?",
             (NEVER_RECALLED_EXAMPLES,),
         ).fetchall()
+        counted = int(count[0]) if count else 0
         out.append(
             NeverRecalled(
-                corpus.name, int(count[0]) if count else 0, tuple(str(r[0]) for r in examples)
+                corpus.name,
+                counted,
+                tuple(str(r[0]) for r in examples),
+                capped=limit is not None and counted >= limit,
             )
         )
     return out

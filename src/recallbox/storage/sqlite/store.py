@@ -3,7 +3,7 @@
 | protocol (``storage.base``) | where |
 |---|---|
 | ``StoreLifecycle``, ``PolicyStore``, ``LiteralSearch``, ``Health`` | here |
-| ``ThreadStore`` | ``messages.py`` |
+| ``ThreadStore`` | ``messages.py`` (the inspector's bounded reads: ``timeline.py``) |
 | ``HitLog`` | ``hitlog.py`` |
 | ``ToolOutputStore`` | ``tool_outputs.py`` |
 | ``KeywordIndex`` | ``keyword.py`` (over the corpora of ``corpora.py``) |
@@ -41,6 +41,7 @@ from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thr
 from recallbox.storage.sqlite.rows import now
 from recallbox.storage.sqlite.secrets import SecretsMixin
 from recallbox.storage.sqlite.sections import KnowledgeMixin
+from recallbox.storage.sqlite.timeline import TimelineMixin
 from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
@@ -50,6 +51,7 @@ from recallbox.types import DoctorReport, Policy
 
 class SQLiteStore(
     ThreadMixin,
+    TimelineMixin,
     KeywordMixin,
     VectorMixin,
     ImportLedgerMixin,
