@@ -14,8 +14,10 @@ problem lists it under ``problems`` and the script exits 1.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,24 +127,54 @@ def held_import(root: Path) -> dict[str, Any]:
     }
 
 
-def crash(root: Path, kills: int, kinds: list[str]) -> dict[str, Any]:
+def _crash_kind(root: Path, kills: int, kind: str) -> dict[str, Any]:
+    started, cpu = time.monotonic(), time.process_time()
+    result = crash_series(kind, root, kills, seed=15)
+    return {
+        "commit": _commit(),
+        "kills": result.kills,
+        "runs_that_finished_before_their_kill": result.finished_before_kill,
+        "acknowledged_writes": result.acknowledged,
+        "completed_cleanly": result.completed,
+        "kill_window_s": round(result.window_s, 3),
+        "seconds": round(time.monotonic() - started, 1),
+        "parent_cpu_seconds": round(time.process_time() - cpu, 1),
+        "load_average_at_end": os.getloadavg(),
+        "problems": result.problems,
+    }
+
+
+def crash(
+    root: Path,
+    kills: int,
+    kinds: list[str],
+    *,
+    parallel: int = 1,
+    save: Callable[[str, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """``kills`` kill -9 per kind; ``parallel`` kinds at once (each on its own file), each
+    kind's figures handed to ``save`` as soon as it ends (a long run keeps what it finished)."""
     out: dict[str, Any] = {}
-    for kind in kinds:
-        started = time.monotonic()
-        result = crash_series(kind, root, kills, seed=15)
-        out[kind] = {
-            "commit": _commit(),
-            "kills": result.kills,
-            "runs_that_finished_before_their_kill": result.finished_before_kill,
-            "acknowledged_writes": result.acknowledged,
-            "completed_cleanly": result.completed,
-            "kill_window_s": round(result.window_s, 3),
-            "seconds": round(time.monotonic() - started, 1),
-            "problems": result.problems,
-        }
+
+    def done(kind: str, figures: dict[str, Any]) -> None:
+        out[kind] = figures
         print(
-            f"crash {kind}: {out[kind]['kills']} kills, {len(result.problems)} problems", flush=True
+            f"crash {kind}: {figures['kills']} kills, {len(figures['problems'])} problems "
+            f"in {figures['seconds']} s",
+            flush=True,
         )
+        if save is not None:
+            save(kind, figures)
+
+    if parallel <= 1:
+        for kind in kinds:
+            done(kind, _crash_kind(root, kills, kind))
+        return out
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(parallel, mp_context=context) as pool:
+        futures = {pool.submit(_crash_kind, root, kills, kind): kind for kind in kinds}
+        for future in concurrent.futures.as_completed(futures):
+            done(futures[future], future.result())
     return out
 
 
@@ -292,7 +325,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", choices=SECTIONS, action="append")
     parser.add_argument("--kills", type=int, default=100, help="kills per job kind")
-    parser.add_argument("--kinds", default=",".join(WRITE_KINDS))
+    parser.add_argument("--kinds", default=",".join(WRITE_KINDS), help="comma-separated")
+    parser.add_argument(
+        "--parallel", type=int, default=1, help="job kinds killed at once (crash section)"
+    )
     parser.add_argument("--writers", type=int, default=8, help="concurrent Python appenders")
     parser.add_argument("--writes", type=int, default=500, help="messages per appender")
     parser.add_argument(
@@ -325,7 +361,15 @@ def main() -> int:
                 results[section] = held_import(work)
             elif section == "crash":  # kinds run apart keep the figures of the others
                 kept = {k: v for k, v in results.get(section, {}).items() if k != "run"}
-                results[section] = kept | crash(work, args.kills, args.kinds.split(","))
+                results[section] = kept
+
+                def save(kind: str, figures: dict[str, Any]) -> None:
+                    results["crash"][kind] = figures
+                    _write(args.out, results)
+
+                results[section] = kept | crash(
+                    work, args.kills, args.kinds.split(","), parallel=args.parallel, save=save
+                )
             elif section == "faults":
                 results[section] = faults()
             elif section == "hostile":
@@ -344,17 +388,21 @@ def main() -> int:
                 "parameters": vars(args) | {"out": str(args.out)},
             }
             print(f"{section}: done in {results[section]['run']['seconds']} s", flush=True)
+    _write(args.out, results)
+    failed = [s for s in sections if _problems(results[s])]
+    print(f"wrote {args.out}; sections with problems: {failed or 'none'}")
+    return 1 if failed else 0
+
+
+def _write(out: Path, results: dict[str, Any]) -> None:
     document = {
         "benchmark": "reliability (#15)",
         "dataset": "synthetic: generated transcripts and messages (tests/reliability/harness)",
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "results": results,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(document, indent=2, default=str) + "\n")
-    failed = [s for s in sections if _problems(results[s])]
-    print(f"wrote {args.out}; sections with problems: {failed or 'none'}")
-    return 1 if failed else 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=2, default=str) + "\n")
 
 
 def _problems(section: dict[str, Any]) -> bool:

@@ -110,11 +110,25 @@ def structure_problems(db: Path) -> list[str]:
     return problems
 
 
+def distinct_acks(acks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``acks`` without repeats: a sync or an index acknowledges every section or symbol on
+    disk after each run, so the same write is acknowledged once per run (checked once)."""
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for ack in acks:
+        key = repr(sorted(ack.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(ack)
+    return out
+
+
 def ack_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
     """Every acknowledged message and generation is in the store."""
     problems: list[str] = []
     generations: dict[str, set[str]] = {}
-    for ack in acks:
+    seen: dict[str, Any] = {}
+    for ack in distinct_acks(acks):
         if ack.get("kind") == "message":
             try:
                 message = box.message(ack["id"])
@@ -124,7 +138,7 @@ def ack_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
             if message.channel != ack["channel"] or not message.content.startswith(ack["marker"]):
                 problems.append(f"acknowledged message {ack['id']} holds other content")
         elif ack.get("kind") in CURATED_ACKS:
-            problems += CURATED_ACKS[ack["kind"]](box, ack)
+            problems += CURATED_ACKS[ack["kind"]](box, ack, seen)
         elif ack.get("kind") == "generation":
             channel = ack["channel"]
             if channel not in generations:
@@ -134,15 +148,16 @@ def ack_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def _memory_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
-    entries = {e.key: e for e in box.memories()}
-    entry = entries.get(ack["id"])
+def _memory_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
+    if "memories" not in seen:  # read once per check: a check writes nothing meanwhile
+        seen["memories"] = {e.key: e for e in box.memories()}
+    entry = seen["memories"].get(ack["id"])
     if entry is None or not entry.body.startswith(ack["marker"]):
         return [f"acknowledged memory entry {ack['id']} ({ack['marker']}) is lost"]
     return []
 
 
-def _output_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+def _output_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
     try:
         text = box.expand(ack["id"])
     except recallbox.NotFound:
@@ -150,14 +165,14 @@ def _output_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
     return [] if ack["marker"] in text else [f"tool output {ack['id']} holds other text"]
 
 
-def _section_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+def _section_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
     hits = box.search(ack["marker"], domain="knowledge", limit=3, allow_embed=False)
     if any(ack["marker"] in hit.text for hit in hits):
         return []
     return [f"acknowledged section {ack['marker']} of {ack['id']} is lost"]
 
 
-def _symbol_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+def _symbol_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
     hits = box.search(ack["marker"], domain="code", limit=3, allow_embed=False)
     if any(ack["marker"] in hit.id for hit in hits):
         return []
@@ -171,6 +186,8 @@ CURATED_ACKS = {
     "symbol": _symbol_ack,
 }
 """How an acknowledged write of the other domains is found again."""
+WRITTEN_ACKS = ("message", "generation", *CURATED_ACKS)
+"""The acknowledgement kinds that stand for a write (progress and read records do not)."""
 
 
 def duplicate_problems(box: recallbox.Box) -> list[str]:
