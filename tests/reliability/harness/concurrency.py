@@ -102,7 +102,11 @@ def run_concurrently(root: Path, roles: list[Role], *, seed: int = 0) -> Concurr
         result.read_p95_s = reads[int(0.95 * (len(reads) - 1))]
     result.problems += check_store(env.db, all_acks)
     for role in roles:  # an import ends equal to a fresh import; the rest change under it
-        complete = role.kind.startswith("import") or role.kind in ("knowledge_sync", "code_index")
+        complete = role.kind.startswith("import") or role.kind in (
+            "knowledge_sync",
+            "code_index",
+            "hook",
+        )
         result.problems += JOB_KINDS[role.kind].check(env, all_acks, complete=complete)
     return result
 

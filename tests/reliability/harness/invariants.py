@@ -27,8 +27,12 @@ import apsw
 import sqlite_vec
 
 import recallbox
+from reliability.harness import corpus
 
 OWNER_TABLES = {"message": "messages", "transcript_chunk": "transcript_chunks"}
+RO_BUSY_MS = 10_000
+"""The raw checks' busy timeout: a process that is closing (its last checkpoint) can hold the
+file for a moment, as for any reader."""
 MARKER = re.compile(r"\bw[0-9a-z]+x\d+\b")
 
 
@@ -36,6 +40,7 @@ def _ro(db: Path) -> apsw.Connection:
     conn = apsw.Connection(
         f"file:{db}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
     )
+    conn.setbusytimeout(RO_BUSY_MS)
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     return conn
@@ -179,11 +184,30 @@ def _symbol_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -
     return [f"acknowledged symbol {ack['marker']} of {ack['id']} is lost"]
 
 
+def _hooked_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
+    """A hook that returned imported its transcript's turns so far: every prompt is there."""
+    heads = {m.content.split(" ", 1)[0] for m in box.messages(ack["channel"])}
+    missing = [t for t in range(ack["turns"]) if corpus.marker("cq", t) not in heads]
+    if missing:
+        return [f"{ack['channel']}: turns {missing[:5]} of an acknowledged hook call are lost"]
+    return []
+
+
+def _decay_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
+    """Decay never deletes: every entry an acknowledged run moved is still there."""
+    if "memories" not in seen:
+        seen["memories"] = {e.key: e for e in box.memories()}
+    gone = [key for key, _ in ack["transitions"] if key not in seen["memories"]]
+    return [f"decay {ack['day']} moved {gone[:5]}, now missing"] if gone else []
+
+
 CURATED_ACKS = {
     "memory": _memory_ack,
     "output": _output_ack,
     "section": _section_ack,
     "symbol": _symbol_ack,
+    "hooked": _hooked_ack,
+    "decay": _decay_ack,
 }
 """How an acknowledged write of the other domains is found again."""
 WRITTEN_ACKS = ("message", "generation", *CURATED_ACKS)

@@ -457,6 +457,9 @@ JOB_KINDS: dict[str, JobKind] = {
 from reliability.harness.jobs_curated import CURATED_KINDS  # noqa: E402  (it imports this module)
 
 JOB_KINDS.update({kind.name: kind for kind in CURATED_KINDS})
+from reliability.harness.jobs_writers import WRITER_KINDS  # noqa: E402  (it imports this module)
+
+JOB_KINDS.update({kind.name: kind for kind in WRITER_KINDS})
 
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     "import_claude_code": {"format": "claude-code"},
