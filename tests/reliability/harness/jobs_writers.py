@@ -284,6 +284,8 @@ def run_mcp_remember(ctx: JobContext) -> None:
                         await client.call_tool("recall", {"query": corpus.sentence(rng, 3)})
 
     anyio.run(go)
+    # the server's log is scanned with this job's stderr ("database is locked", a traceback)
+    sys.stderr.write((ctx.work / f"mcp-{ctx.writer}.stderr").read_text(errors="replace"))
 
 
 WRITER_KINDS: tuple[JobKind, ...] = (
