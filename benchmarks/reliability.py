@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -208,19 +209,44 @@ def faults() -> dict[str, Any]:
     }
 
 
+HOSTILE_MODULES = ("test_hostile.py", "test_hostile_documents.py")
+"""The hostile-input modules: each writes its call count to ``$RECALLBOX_HOSTILE_COUNT``
+(the documents module to that path + ``.documents``)."""
+
+
 def hostile(examples: int) -> dict[str, Any]:
     count = Path(tempfile.mkdtemp()) / "count"
-    outcomes = _pytest(
-        "tests/reliability/test_hostile.py",
-        env={"RECALLBOX_HOSTILE_EXAMPLES": str(examples), "RECALLBOX_HOSTILE_COUNT": str(count)},
-    )
+    outcomes: dict[str, Any] = {"passed": [], "xfail": [], "failed": [], "error": []}
+    cpu = _children_cpu()
+    for module in HOSTILE_MODULES:
+        found = _pytest(
+            f"tests/reliability/{module}",
+            env={
+                "RECALLBOX_HOSTILE_EXAMPLES": str(examples),
+                "RECALLBOX_HOSTILE_COUNT": str(count),
+            },
+        )
+        for outcome in outcomes:
+            outcomes[outcome] += found[outcome]
+    calls = {
+        name: int(path.read_text()) if path.exists() else 0
+        for name, path in (("text", count), ("documents", Path(f"{count}.documents")))
+    }
     return {
         "examples_per_property": examples,
-        "hostile_calls": int(count.read_text()) if count.exists() else 0,
+        "hostile_calls": sum(calls.values()),
+        "hostile_calls_by_module": calls,
+        "children_cpu_seconds": round(_children_cpu() - cpu, 1),
         "passed": len(outcomes["passed"]),
         "known_open": outcomes["xfail"],
         "problems": outcomes["failed"] + outcomes["error"],
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children (user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def fuzz(root: Path, runs: int) -> dict[str, Any]:
