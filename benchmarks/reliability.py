@@ -97,6 +97,10 @@ def concurrency(root: Path, writers: int, writes: int, import_turns: int) -> dic
         Role("tool_output", {"channel": "shared", "count": writes // 10}),
         Role("knowledge_sync"),
         Role("code_index"),
+        Role("memory_import", {"count": writes // 50}),
+        Role("decay", {"count": 6}),
+        Role("mcp_remember", {"count": writes // 10}),
+        Role("hook", {"count": 10}, processes=2),
         Role("reader", processes=2),
     ]
     result = run_concurrently(root, roles)

@@ -27,7 +27,14 @@ from typing import Any
 
 import recallbox
 from reliability.harness import corpus
-from reliability.harness.jobs import CLI_TIMEOUT_S, JobContext, JobEnv, JobKind, channel_contents
+from reliability.harness.jobs import (
+    CLI_TIMEOUT_S,
+    HOOKED_PREFIX,
+    JobContext,
+    JobEnv,
+    JobKind,
+    channel_contents,
+)
 
 DECAY_ENTRIES = 400
 """Memory entries the store holds before the first decay run (one MEMORY.md import)."""
@@ -237,8 +244,8 @@ def check_hooks(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) -> l
     fresh = env.work / f"hooks-reference-{env.runs}.db"
     with recallbox.open(fresh) as box:
         box.import_transcripts("claude-code", [_hooks(env.work)])
-    expected = channel_contents(fresh, "claude-code:hook-")
-    now = channel_contents(env.db, "claude-code:hook-")
+    expected = channel_contents(fresh, HOOKED_PREFIX)
+    now = channel_contents(env.db, HOOKED_PREFIX)
     _remove_db(fresh)
     if now != expected:
         differ = sorted(c for c in set(now) | set(expected) if now.get(c) != expected.get(c))
