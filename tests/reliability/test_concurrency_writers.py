@@ -1,9 +1,9 @@
 """Concurrent writers, continued (#15 item 1): the import hook (``recallbox hook claude-code``
 through the real CLI), an MCP server driven by the real SDK client calling ``remember``, and
-``decay``, on one SQLite file with an appender, ``remember``, a Codex import and a reader — no lost
-write, no duplicate, no "database is locked" anywhere (the MCP server's log included), each
-entry in the state its last acknowledged decay gave it, the hooked threads equal to a fresh
-import of their transcripts."""
+``decay``, on one SQLite file with an appender, ``remember``, a Codex import, ``embed --all``
+and a reader — no lost write, no duplicate, no "database is locked" anywhere (the MCP server's
+log included), each entry in the state its last acknowledged decay gave it, the hooked threads
+equal to a fresh import of their transcripts."""
 
 from __future__ import annotations
 
@@ -29,12 +29,13 @@ def test_hooks_an_mcp_server_and_decay_write_alongside_the_others(tmp_path: Path
         Role("decay", {"count": DECAY_RUNS}),
         Role("hook", {"count": HOOK_CALLS}, processes=HOOKS),
         Role("import_codex"),  # claude-code: threads are the hooks'
+        Role("embed"),
         Role("reader"),
     ]
     result = run_concurrently(tmp_path, roles)
     assert result.problems == []
     expected = APPENDS + REMEMBERS + MCP_REMEMBERS + DECAY_RUNS + HOOK_CALLS * HOOKS
-    assert (result.processes, result.writes) == (8, expected)
+    assert (result.processes, result.writes) == (9, expected)
     assert result.reads > 0
     (decay_acks,) = tmp_path.glob("acks-y*.jsonl")  # the decay check was not vacuous:
     moved = sum(len(a["transitions"]) for a in read_acks(decay_acks))
