@@ -218,11 +218,11 @@ HOSTILE_MODULES = ("test_hostile.py", "test_hostile_documents.py")
 (the documents module to that path + ``.documents``)."""
 
 
-def hostile(examples: int) -> dict[str, Any]:
+def hostile(examples: int, modules: tuple[str, ...] = HOSTILE_MODULES) -> dict[str, Any]:
     count = Path(tempfile.mkdtemp()) / "count"
     outcomes: dict[str, Any] = {"passed": [], "xfail": [], "failed": [], "error": []}
     cpu = _children_cpu()
-    for module in HOSTILE_MODULES:
+    for module in modules:
         found = _pytest(
             f"tests/reliability/{module}",
             env={
@@ -238,6 +238,7 @@ def hostile(examples: int) -> dict[str, Any]:
     }
     return {
         "examples_per_property": examples,
+        "modules": list(modules),
         "hostile_calls": sum(calls.values()),
         "hostile_calls_by_module": calls,
         "children_cpu_seconds": round(_children_cpu() - cpu, 1),
@@ -368,6 +369,9 @@ def main() -> int:
         help="turns (4 messages each) of the transcript imported meanwhile",
     )
     parser.add_argument("--examples", type=int, default=600, help="hypothesis examples")
+    parser.add_argument(
+        "--hostile-modules", default=",".join(HOSTILE_MODULES), help="comma-separated"
+    )
     parser.add_argument("--fuzz-runs", type=int, default=20_000, help="atheris inputs")
     parser.add_argument("--canary-threads", type=int, default=400)
     parser.add_argument("--canary-per-thread", type=int, default=100)
@@ -403,7 +407,8 @@ def main() -> int:
             elif section == "faults":
                 results[section] = faults()
             elif section == "hostile":
-                results[section] = hostile(args.examples)
+                modules = tuple(args.hostile_modules.split(","))
+                results[section] = hostile(args.examples, modules)
             elif section == "fuzz":
                 results[section] = fuzz(work, args.fuzz_runs)
             elif section == "erasure":
