@@ -300,3 +300,15 @@ def test_any_code_file_is_indexed_or_skipped_with_a_reason(files: list[tuple[str
                 hits = bounded(lambda q=query: box.search(q, domain="code", allow_embed=False))
                 assert isinstance(hits, list | recallbox.RecallError), hits
             healthy(box)
+
+
+def test_an_edited_body_with_a_lone_surrogate_is_normalised_like_remember(tmp_path: Path) -> None:
+    """Found by the property at 600 examples: the edit reached SQLite as an unencodable
+    string (``UnicodeEncodeError``); it is now normalised as ``remember`` normalises."""
+    with recallbox.open(tmp_path / "m.db") as box:
+        exported = _seeded_memory(box)
+        edited = exported.replace("deploy staging only after the smoke test", "smoke \ud800 test")
+        report = box.import_memory(edited)
+        assert len(report.updated) == 1
+        assert "smoke \ufffd test" in [e.body for e in box.memories()]
+        healthy(box)
