@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import recallbox
+from recallbox.storage.sqlite.literal_index import LITERAL_TABLE
 
 NOT_A_DB = "this is not a database\n"
 TRACEBACK = "Traceback (most recent call last)"
@@ -18,7 +19,8 @@ UNWRITABLE = Path("/proc/recallbox-first-use/x.db")
 
 # (item, database, args, exit code, words of the fix, whether the command takes --json).
 # database: "good" an initialised one, "notadb" a text file, "dir" a directory, "typo" a path
-# under a missing folder, "unwritable" one in /proc, "damaged" one whose trigram index is broken, "" the empty --db.
+# under a missing folder, "unwritable" one in /proc, "damaged" one whose literal (trigram)
+# index is broken, "" the empty --db.
 CASES = [
     ("2", "notadb", ("search", "foo"), 1, "not a recallbox database", True),
     ("2", "notadb", ("search-memory", "foo"), 1, "not a recallbox database", True),
@@ -62,8 +64,10 @@ def database(kind: str, tmp_path: Path) -> str:
     elif kind == "damaged":
         with recallbox.open(path) as box:
             box.append("ops", "user", "deploy pg-primary-9 to staging")
+            box.store.indexer.drain()  # the message is in the literal index, not its backlog
             conn = box.store.pool.connection()
-            conn.execute("UPDATE messages_trgm_data SET block = x'0102030405060708' WHERE id > 1")
+            # its structure record (id 10) and leaves; id 1 (the averages) stays
+            conn.execute(f"UPDATE {LITERAL_TABLE}_data SET block = x'0102030405060708' WHERE id > 1")
     else:
         return ""
     return str(path)

@@ -274,12 +274,24 @@ class LiteralCollector:
                     shown = f"{LITERAL_COUNT_LIMIT}+"
                 else:
                     shown = str(count) if self.exact else f"At least {count}"
-                notice = f"{shown} more hits not shown; narrow the query to see them."
-            text = self._assemble([b for _, b in blocks], notice)
-            if len(text) <= THREAD_LITERAL_MAX_CHARS or not blocks:
+                notice = more_hits_text(shown)
+            # The room kept for the notice is its widest wording, so the blocks shown never
+            # depend on how the rest was counted (exactly, or as a lower bound).
+            widest = self._assemble([b for _, b in blocks], WIDEST_NOTICE if notice else None)
+            if len(widest) <= THREAD_LITERAL_MAX_CHARS or not blocks:
+                text = self._assemble([b for _, b in blocks], notice)
                 return text, list(dict.fromkeys(key[0] for key, _ in blocks))
             key, _ = blocks.pop()
             not_shown.add(key)
+
+
+def more_hits_text(count: str) -> str:
+    """The "more hits" notice for ``count`` (``"12"``, ``"At least 12"``, ``"1000+"``)."""
+    return f"{count} more hits not shown; narrow the query to see them."
+
+
+WIDEST_NOTICE = more_hits_text(f"At least {LITERAL_COUNT_LIMIT}")
+"""The longest "more hits" notice: room for it is kept whenever a notice is shown."""
 
 
 def scope_text(channel: str | None) -> str:

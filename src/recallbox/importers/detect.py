@@ -11,7 +11,6 @@ Pure reads of a few lines; nothing is stored.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,6 +25,7 @@ from recallbox.importers.paths import (
     CODEX_SESSION_DIRS,
 )
 from recallbox.importers.records import FORMAT_CLAUDE_CODE, FORMAT_CODEX, FORMAT_OPENAI
+from recallbox.limits import loads_bounded
 
 SNIFF_RECORDS = 20
 """JSON object lines read to guess a file's format."""
@@ -72,8 +72,8 @@ def _records(path: Path) -> Iterable[dict[str, Any]]:
             if read > SNIFF_MAX_BYTES or found >= SNIFF_RECORDS:
                 return
             try:
-                value = json.loads(raw)
-            except ValueError:
+                value = loads_bounded(raw)
+            except ValueError:  # not JSON, or nested too deeply (TooDeep): no vote
                 continue
             if isinstance(value, dict):
                 found += 1

@@ -223,6 +223,7 @@ class _FileSync(BatchFinish):
         self.truncated = False
         self._reader_done: StreamReader | None = None  # the reader of the last batch
         self._held = False  # the last batch left its cursor at a waiting compaction
+        self._next_progress: int | None = None  # the file byte of the next progress report
 
     def run(self) -> FileImportReport:
         path = self.path
@@ -436,7 +437,10 @@ class _FileSync(BatchFinish):
         start_line = 0 if fresh else file.cursor_line
         cursor_bytes, cursor_line = start, start_line
         since_drain = read = 0
-        next_progress = start + PROGRESS_EVERY_BYTES
+        # Across batches: one batch reads far less than PROGRESS_EVERY_BYTES.
+        if self._next_progress is None or start == 0:
+            self._next_progress = start + PROGRESS_EVERY_BYTES
+        next_progress = self._next_progress
         writer = Writer(self, file.id, sync_id, rewrite=rewrite)
         done = True
         deadline = time.monotonic() + COMMIT_EVERY_SECONDS
@@ -462,7 +466,8 @@ class _FileSync(BatchFinish):
                 since_drain = 0
             if cursor_bytes >= next_progress:
                 self.progress.update(cursor_bytes)
-                next_progress += PROGRESS_EVERY_BYTES
+                next_progress = cursor_bytes + PROGRESS_EVERY_BYTES
+        self._next_progress = next_progress
         writer.write(reader.drain(final=True))
         if self.nodes is not None:
             self.nodes.flush()

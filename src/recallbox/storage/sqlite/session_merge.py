@@ -15,7 +15,9 @@ key). This data step brings a database written before that in line:
    key the target already holds from another file is marked superseded by that message and
    its ledger record becomes a *mirror* of it — no message is lost, none is shown twice. Its
    chunks and the vector bookkeeping of the messages that moved are dropped: the thread's
-   next change re-chunks from there, the next ``embed`` pass embeds them again.
+   next change re-chunks from there, the next ``embed`` pass embeds them again. The moved
+   messages leave the literal index under their old keys (thread, ``seq``) and are queued for
+   it under the new ones.
 3. **References** — ledger records, reader states (channel, parent) and the
    ``parent_channel`` / ``parent_session_id`` metadata of sub-thread messages follow.
 4. **Last activity** — every thread's ``last_activity`` becomes the greatest ``created_at`` of
@@ -38,6 +40,7 @@ import apsw
 
 from recallbox.storage.queries import CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK
 from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.literal_index import BACKLOG_TABLE, LITERAL_TABLE, key_sql, searchable
 from recallbox.text.normalize import normalize_text
 
 CLAUDE_FORMAT = "claude-code"
@@ -45,6 +48,19 @@ AGENT_FILE_PREFIX = "agent-"
 THREAD_BATCH = 500
 """Threads whose ``last_activity`` one transaction recomputes."""
 logger = logging.getLogger(__name__)
+
+#: A thread's messages leave the literal index (keyed by thread and ``seq``, migration 8):
+#: the searchable rows not queued are the ones it holds.
+_UNINDEX_THREAD_SQL = (
+    f"DELETE FROM {LITERAL_TABLE} WHERE rowid IN (SELECT {key_sql('m')} FROM messages m "
+    f"WHERE m.thread_id = ? AND {searchable('m')} "
+    f"AND NOT EXISTS (SELECT 1 FROM {BACKLOG_TABLE} b WHERE b.id = m.id))"
+)
+#: ... and are queued, to be indexed under their new keys (the indexer reads their values then).
+_QUEUE_THREAD_SQL = (
+    f"INSERT OR IGNORE INTO {BACKLOG_TABLE} (id) SELECT m.id FROM messages m "
+    f"WHERE m.thread_id = ? AND {searchable('m')}"
+)
 
 #: The schema part, a migration before the data part (:func:`merge_session_threads`): a record
 #: of a file may *mirror* the same record of another file of the session (a copied
@@ -174,6 +190,7 @@ def merge_thread(
         )
     }
     mapped: dict[int, int] = {}
+    wholesale: list[int] = []
     for number, gid in _all(
         conn, "SELECT number, id FROM generations WHERE thread_id = ? ORDER BY number", (source_id,)
     ):
@@ -182,6 +199,7 @@ def merge_thread(
         else:
             conn.execute("UPDATE generations SET thread_id = ? WHERE id = ?", (target_id, gid))
             mapped[int(gid)] = int(gid)
+            wholesale.append(int(gid))
     twins: dict[str, str] = {
         str(uid): str(twin)
         for uid, twin in _all(
@@ -195,6 +213,11 @@ def merge_thread(
     }
     rows = _all(conn, "SELECT next_seq FROM threads WHERE id = ?", (target_id,))
     seq = int(rows[0][0]) if rows else 1
+    # The key of a moved message changes (its thread and seq): the update trigger of the
+    # literal index watches text and visibility only, so the move re-queues them itself,
+    # before the updates (a queued row is left to the indexer, superseded or not).
+    conn.execute(_UNINDEX_THREAD_SQL, (source_id,))
+    conn.execute(_QUEUE_THREAD_SQL, (source_id,))
     moved = _all(
         conn,
         "SELECT m.id, m.uid, m.generation_id FROM messages m JOIN generations g "
@@ -217,6 +240,13 @@ def merge_thread(
                 "UPDATE import_records SET message_uid = ?, mirror = 1 WHERE message_uid = ?",
                 (twin, uid),
             )
+    # A generation moved whole starts at its first message's new seq (a generation is the
+    # seq range from its first_seq to the next one's, literal_plan.py).
+    conn.execute(
+        "UPDATE generations SET first_seq = coalesce((SELECT min(m.seq) FROM messages m "
+        "WHERE m.generation_id = generations.id), ?) WHERE id IN (SELECT value FROM json_each(?))",
+        (seq, json.dumps(wholesale)),
+    )
     moved_ids = json.dumps([int(r[0]) for r in moved])
     _delete_embeddings(conn, CORPUS_MESSAGE, "SELECT value FROM json_each(?)", moved_ids)
     _delete_embeddings(
