@@ -14,16 +14,20 @@ problem lists it under ``problems`` and the script exits 1.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +97,10 @@ def concurrency(root: Path, writers: int, writes: int, import_turns: int) -> dic
         Role("tool_output", {"channel": "shared", "count": writes // 10}),
         Role("knowledge_sync"),
         Role("code_index"),
+        Role("memory_import", {"count": writes // 50}),
+        Role("decay", {"count": 6}),
+        Role("mcp_remember", {"count": writes // 10}),
+        Role("hook", {"count": 10}, processes=2),
         Role("reader", processes=2),
     ]
     result = run_concurrently(root, roles)
@@ -124,24 +132,54 @@ def held_import(root: Path) -> dict[str, Any]:
     }
 
 
-def crash(root: Path, kills: int, kinds: list[str]) -> dict[str, Any]:
+def _crash_kind(root: Path, kills: int, kind: str) -> dict[str, Any]:
+    started, cpu = time.monotonic(), time.process_time()
+    result = crash_series(kind, root, kills, seed=15)
+    return {
+        "commit": _commit(),
+        "kills": result.kills,
+        "runs_that_finished_before_their_kill": result.finished_before_kill,
+        "acknowledged_writes": result.acknowledged,
+        "completed_cleanly": result.completed,
+        "kill_window_s": round(result.window_s, 3),
+        "seconds": round(time.monotonic() - started, 1),
+        "parent_cpu_seconds": round(time.process_time() - cpu, 1),
+        "load_average_at_end": os.getloadavg(),
+        "problems": result.problems,
+    }
+
+
+def crash(
+    root: Path,
+    kills: int,
+    kinds: list[str],
+    *,
+    parallel: int = 1,
+    save: Callable[[str, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """``kills`` kill -9 per kind; ``parallel`` kinds at once (each on its own file), each
+    kind's figures handed to ``save`` as soon as it ends (a long run keeps what it finished)."""
     out: dict[str, Any] = {}
-    for kind in kinds:
-        started = time.monotonic()
-        result = crash_series(kind, root, kills, seed=15)
-        out[kind] = {
-            "commit": _commit(),
-            "kills": result.kills,
-            "runs_that_finished_before_their_kill": result.finished_before_kill,
-            "acknowledged_writes": result.acknowledged,
-            "completed_cleanly": result.completed,
-            "kill_window_s": round(result.window_s, 3),
-            "seconds": round(time.monotonic() - started, 1),
-            "problems": result.problems,
-        }
+
+    def done(kind: str, figures: dict[str, Any]) -> None:
+        out[kind] = figures
         print(
-            f"crash {kind}: {out[kind]['kills']} kills, {len(result.problems)} problems", flush=True
+            f"crash {kind}: {figures['kills']} kills, {len(figures['problems'])} problems "
+            f"in {figures['seconds']} s",
+            flush=True,
         )
+        if save is not None:
+            save(kind, figures)
+
+    if parallel <= 1:
+        for kind in kinds:
+            done(kind, _crash_kind(root, kills, kind))
+        return out
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(parallel, mp_context=context) as pool:
+        futures = {pool.submit(_crash_kind, root, kills, kind): kind for kind in kinds}
+        for future in concurrent.futures.as_completed(futures):
+            done(futures[future], future.result())
     return out
 
 
@@ -175,19 +213,45 @@ def faults() -> dict[str, Any]:
     }
 
 
-def hostile(examples: int) -> dict[str, Any]:
+HOSTILE_MODULES = ("test_hostile.py", "test_hostile_documents.py")
+"""The hostile-input modules: each writes its call count to ``$RECALLBOX_HOSTILE_COUNT``
+(the documents module to that path + ``.documents``)."""
+
+
+def hostile(examples: int, modules: tuple[str, ...] = HOSTILE_MODULES) -> dict[str, Any]:
     count = Path(tempfile.mkdtemp()) / "count"
-    outcomes = _pytest(
-        "tests/reliability/test_hostile.py",
-        env={"RECALLBOX_HOSTILE_EXAMPLES": str(examples), "RECALLBOX_HOSTILE_COUNT": str(count)},
-    )
+    outcomes: dict[str, Any] = {"passed": [], "xfail": [], "failed": [], "error": []}
+    cpu = _children_cpu()
+    for module in modules:
+        found = _pytest(
+            f"tests/reliability/{module}",
+            env={
+                "RECALLBOX_HOSTILE_EXAMPLES": str(examples),
+                "RECALLBOX_HOSTILE_COUNT": str(count),
+            },
+        )
+        for outcome in outcomes:
+            outcomes[outcome] += found[outcome]
+    calls = {
+        name: int(path.read_text()) if path.exists() else 0
+        for name, path in (("text", count), ("documents", Path(f"{count}.documents")))
+    }
     return {
         "examples_per_property": examples,
-        "hostile_calls": int(count.read_text()) if count.exists() else 0,
+        "modules": list(modules),
+        "hostile_calls": sum(calls.values()),
+        "hostile_calls_by_module": calls,
+        "children_cpu_seconds": round(_children_cpu() - cpu, 1),
         "passed": len(outcomes["passed"]),
         "known_open": outcomes["xfail"],
         "problems": outcomes["failed"] + outcomes["error"],
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children (user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def fuzz(root: Path, runs: int) -> dict[str, Any]:
@@ -292,7 +356,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", choices=SECTIONS, action="append")
     parser.add_argument("--kills", type=int, default=100, help="kills per job kind")
-    parser.add_argument("--kinds", default=",".join(WRITE_KINDS))
+    parser.add_argument("--kinds", default=",".join(WRITE_KINDS), help="comma-separated")
+    parser.add_argument(
+        "--parallel", type=int, default=1, help="job kinds killed at once (crash section)"
+    )
     parser.add_argument("--writers", type=int, default=8, help="concurrent Python appenders")
     parser.add_argument("--writes", type=int, default=500, help="messages per appender")
     parser.add_argument(
@@ -302,6 +369,9 @@ def main() -> int:
         help="turns (4 messages each) of the transcript imported meanwhile",
     )
     parser.add_argument("--examples", type=int, default=600, help="hypothesis examples")
+    parser.add_argument(
+        "--hostile-modules", default=",".join(HOSTILE_MODULES), help="comma-separated"
+    )
     parser.add_argument("--fuzz-runs", type=int, default=20_000, help="atheris inputs")
     parser.add_argument("--canary-threads", type=int, default=400)
     parser.add_argument("--canary-per-thread", type=int, default=100)
@@ -325,11 +395,20 @@ def main() -> int:
                 results[section] = held_import(work)
             elif section == "crash":  # kinds run apart keep the figures of the others
                 kept = {k: v for k, v in results.get(section, {}).items() if k != "run"}
-                results[section] = kept | crash(work, args.kills, args.kinds.split(","))
+                results[section] = kept
+
+                def save(kind: str, figures: dict[str, Any]) -> None:
+                    results["crash"][kind] = figures
+                    _write(args.out, results)
+
+                results[section] = kept | crash(
+                    work, args.kills, args.kinds.split(","), parallel=args.parallel, save=save
+                )
             elif section == "faults":
                 results[section] = faults()
             elif section == "hostile":
-                results[section] = hostile(args.examples)
+                modules = tuple(args.hostile_modules.split(","))
+                results[section] = hostile(args.examples, modules)
             elif section == "fuzz":
                 results[section] = fuzz(work, args.fuzz_runs)
             elif section == "erasure":
@@ -344,17 +423,21 @@ def main() -> int:
                 "parameters": vars(args) | {"out": str(args.out)},
             }
             print(f"{section}: done in {results[section]['run']['seconds']} s", flush=True)
+    _write(args.out, results)
+    failed = [s for s in sections if _problems(results[s])]
+    print(f"wrote {args.out}; sections with problems: {failed or 'none'}")
+    return 1 if failed else 0
+
+
+def _write(out: Path, results: dict[str, Any]) -> None:
     document = {
         "benchmark": "reliability (#15)",
         "dataset": "synthetic: generated transcripts and messages (tests/reliability/harness)",
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "results": results,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(document, indent=2, default=str) + "\n")
-    failed = [s for s in sections if _problems(results[s])]
-    print(f"wrote {args.out}; sections with problems: {failed or 'none'}")
-    return 1 if failed else 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=2, default=str) + "\n")
 
 
 def _problems(section: dict[str, Any]) -> bool:

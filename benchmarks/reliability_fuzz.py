@@ -3,8 +3,10 @@
     python benchmarks/reliability_fuzz.py -runs=20000 -timeout=60
 
 One input (bytes) becomes: an importer line (``decode_line`` and the Claude Code and Codex
-readers), a query for ``search_memory`` / ``search`` / ``read_message``, and a message whose
-content, tool-call arguments and metadata are drawn from it. A library error
+readers), a query for ``search_memory`` / ``search`` / ``read_message``, a message whose
+content, tool-call arguments and metadata are drawn from it, a markdown document
+(``add_document``), a MEMORY.md (``import_memory``, refused whole or applied) and a source
+file of each installed language (``extract_file``, the parse ``index_code`` runs). A library error
 (``RecallError``) is an answer; any other exception is a crash, and libFuzzer's ``-timeout``
 is the per-input watchdog. Needs ``pip install atheris`` (not a recallbox dependency).
 """
@@ -23,8 +25,12 @@ import atheris  # noqa: E402
 
 with atheris.instrument_imports():
     import recallbox
+    from recallbox.code.extract import extract_file
+    from recallbox.code.languages import installed_languages
     from recallbox.importers._common import FileReport
     from recallbox.importers.stream import SourceLine, TruncatedTail, decode_line
+
+LANGUAGES = installed_languages()
 
 BOX = recallbox.open(":memory:")
 for i in range(20):
@@ -63,6 +69,17 @@ def one_input(data: bytes) -> None:
     except recallbox.InvalidArgument:
         return
     BOX.read_message(message.id)
+    document = fdp.ConsumeUnicode(2048)
+    for call in (
+        lambda: BOX.add_document(document, "fuzz.md"),
+        lambda: BOX.import_memory(document),
+        lambda: BOX.recall_context(query, source="fuzz.md"),
+    ):
+        with contextlib.suppress(recallbox.RecallError):
+            call()
+    source = fdp.ConsumeBytes(2048)
+    for language in LANGUAGES:
+        extract_file(f"fuzz.{language}", source, language)  # a parse error is in the result
 
 
 if __name__ == "__main__":

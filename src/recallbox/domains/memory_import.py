@@ -2,7 +2,9 @@
 
 Applying a file (:func:`plan_memory_import`) changes only what a person may edit: the title,
 the body, the state (``state_since`` becomes the comment's when it was edited too, else the
-import day) and the evergreen flag. Other metadata that differs is listed as ignored. Keys
+import day) and the evergreen flag. Other metadata that differs is listed as ignored, and so is
+a state older than the store's (its ``state_since`` before the stored one: the entry decayed or
+was revived after the file was exported, so a stale file never undoes that). Keys
 the store does not hold are created as written (an export imported into a fresh database),
 bullets without a comment become new entries, and stored entries missing from the file are
 reported as removed, never deleted.
@@ -101,12 +103,25 @@ def _update(parsed: ParsedEntry, stored: MemoryEntry, today: date) -> EntryUpdat
         for name in ("title", "body", "evergreen")
         if getattr(new, name) != getattr(stored, name)
     ]
-    if meta.state != stored.state:
+    if meta.state != stored.state and not _stale_state(parsed, stored):
         edited_since = meta.state_since is not None and meta.state_since != stored.state_since
         since = meta.state_since if edited_since else today
         new = replace(new, state=meta.state, state_since=since)
         fields.extend(["state", "state_since"])
     return EntryUpdate(parsed.line, new, tuple(fields)) if fields else None
+
+
+def _stale_state(parsed: ParsedEntry, stored: MemoryEntry) -> bool:
+    """The file's state is older than the store's: the stored state began after the file's
+    (a decay or a revival since the export), so the file's is not applied."""
+    meta = parsed.metadata
+    assert meta is not None
+    return (
+        meta.state != stored.state
+        and meta.state_since is not None
+        and stored.state_since is not None
+        and meta.state_since < stored.state_since
+    )
 
 
 def _ignored(
@@ -115,7 +130,8 @@ def _ignored(
     meta = parsed.metadata
     assert meta is not None
     changed = update.fields if update is not None else ()
-    fields = tuple(
+    fields: tuple[str, ...] = ("state",) if _stale_state(parsed, stored) else ()
+    fields += tuple(
         name
         for name in STORE_FIELDS
         if getattr(meta, name) != getattr(stored, name) and name not in changed

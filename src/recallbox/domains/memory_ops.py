@@ -258,7 +258,8 @@ def import_memory(store: Store, text: object, *, today: date | None = None) -> M
     if not isinstance(text, str):
         raise InvalidArgument(f"MEMORY.md text must be a string, got {type(text).__name__}")
     day = check_day(today)
-    parsed = parse_memory_md(text)
+    # edited titles and bodies are normalised as remember's are (a lone surrogate, a control)
+    parsed = parse_memory_md(normalize_text(text))
     with store.transaction():
         plan = plan_memory_import(parsed, store.memory_entries(), day)
         store.create_memory_entries([memory_write(entry) for entry in plan.creates])

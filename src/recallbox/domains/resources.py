@@ -22,7 +22,6 @@ Rules, all without an LLM:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from recallbox.domains.messages import string_leaves
+from recallbox.text.render import json_text
 from recallbox.text.windows import clip
 from recallbox.types import Message
 
@@ -162,7 +162,7 @@ def instruction_line(channel: str) -> str:
     """How to pull earlier experience with a resource back (DESIGN §3.4)."""
     return (
         "To recover earlier experience with a resource, call "
-        f"search_memory(channel={json.dumps(channel, ensure_ascii=False)}, "
+        f"search_memory(channel={json_text(channel)}, "
         'query="<resource name or path>"); results are bounded windows with message ids '
         "for read_message."
     )

@@ -28,9 +28,11 @@ The API, in the order a renderer uses it:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from recallbox.errors import InvalidArgument
 
@@ -115,6 +117,21 @@ def cut_stored(text: str, max_chars: int, *, marker: str = ELLIPSIS) -> str:
     if kept.endswith(ESCAPE) and _is_line_start(escaped, keep - 1):
         kept = kept[:-1]  # a dangling added escape: drop it with the character it escaped
     return kept + marker
+
+
+# The line breaks ``json.dumps(..., ensure_ascii=False)`` leaves raw (it escapes the rest).
+_JSON_RAW_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_JSON_RAW_BREAK_RE = re.compile("[" + "".join(_JSON_RAW_BREAKS) + "]")
+
+
+def json_text(value: object, **options: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, **options)`` with no line break left inside a
+    string: JSON escapes ``\\n``, ``\\r`` and the other controls but not U+0085, U+2028 and
+    U+2029, which :meth:`str.splitlines` breaks at, so stored JSON could start a line of its
+    own in a rendering. Those three are written as their ``\\u`` escapes (the same JSON value).
+    """
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _JSON_RAW_BREAK_RE.sub(lambda m: _JSON_RAW_BREAKS[m.group(0)], text)
 
 
 def one_line(text: str, max_chars: int) -> str:

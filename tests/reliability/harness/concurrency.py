@@ -17,7 +17,7 @@ from typing import Any
 
 import recallbox
 from reliability.harness.ack import read_acks
-from reliability.harness.invariants import CURATED_ACKS, check_store, order_problems
+from reliability.harness.invariants import WRITTEN_ACKS, check_store, order_problems
 from reliability.harness.jobs import JOB_KINDS, JobEnv
 from reliability.harness.procs import Child, spawn
 
@@ -94,8 +94,7 @@ def run_concurrently(root: Path, roles: list[Role], *, seed: int = 0) -> Concurr
         if child.kind != "reader":
             with recallbox.open(env.db) as box:
                 result.problems += order_problems(box, acks)
-    written = ("message", "generation", *CURATED_ACKS)
-    result.writes = sum(1 for a in all_acks if a.get("kind") in written)
+    result.writes = sum(1 for a in all_acks if a.get("kind") in WRITTEN_ACKS)
     result.reads = len(reads)
     if reads:
         reads.sort()
@@ -103,7 +102,11 @@ def run_concurrently(root: Path, roles: list[Role], *, seed: int = 0) -> Concurr
         result.read_p95_s = reads[int(0.95 * (len(reads) - 1))]
     result.problems += check_store(env.db, all_acks)
     for role in roles:  # an import ends equal to a fresh import; the rest change under it
-        complete = role.kind.startswith("import") or role.kind in ("knowledge_sync", "code_index")
+        complete = role.kind.startswith("import") or role.kind in (
+            "knowledge_sync",
+            "code_index",
+            "hook",
+        )
         result.problems += JOB_KINDS[role.kind].check(env, all_acks, complete=complete)
     return result
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reliability.harness.ack import read_acks
-from reliability.harness.invariants import check_store
+from reliability.harness.invariants import WRITTEN_ACKS, check_store, distinct_acks
 from reliability.harness.jobs import JOB_KINDS, JobEnv
 from reliability.harness.procs import spawn
 
@@ -102,7 +102,7 @@ def crash_series(kind: str, root: Path, kills: int, *, seed: int = 0) -> CrashRe
         result.problems.append(f"the completing run exited {code}: {err[-1000:]}")
     else:
         found = read_acks(acks)
-        result.acknowledged = sum(1 for a in found if a.get("kind") in ("message", "generation"))
+        result.acknowledged = sum(1 for a in distinct_acks(found) if a.get("kind") in WRITTEN_ACKS)
         problems = check_store(env.db, found) + job.check(env, found, complete=True)
         result.problems += [f"after completion: {p}" for p in problems]
         result.completed = not problems

@@ -27,8 +27,12 @@ import apsw
 import sqlite_vec
 
 import recallbox
+from reliability.harness import corpus
 
 OWNER_TABLES = {"message": "messages", "transcript_chunk": "transcript_chunks"}
+RO_BUSY_MS = 10_000
+"""The raw checks' busy timeout: a process that is closing (its last checkpoint) can hold the
+file for a moment, as for any reader."""
 MARKER = re.compile(r"\bw[0-9a-z]+x\d+\b")
 
 
@@ -36,6 +40,7 @@ def _ro(db: Path) -> apsw.Connection:
     conn = apsw.Connection(
         f"file:{db}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
     )
+    conn.setbusytimeout(RO_BUSY_MS)
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     return conn
@@ -110,11 +115,25 @@ def structure_problems(db: Path) -> list[str]:
     return problems
 
 
+def distinct_acks(acks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``acks`` without repeats: a sync or an index acknowledges every section or symbol on
+    disk after each run, so the same write is acknowledged once per run (checked once)."""
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for ack in acks:
+        key = repr(sorted(ack.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(ack)
+    return out
+
+
 def ack_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
     """Every acknowledged message and generation is in the store."""
     problems: list[str] = []
     generations: dict[str, set[str]] = {}
-    for ack in acks:
+    seen: dict[str, Any] = {}
+    for ack in distinct_acks(acks):
         if ack.get("kind") == "message":
             try:
                 message = box.message(ack["id"])
@@ -124,7 +143,7 @@ def ack_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
             if message.channel != ack["channel"] or not message.content.startswith(ack["marker"]):
                 problems.append(f"acknowledged message {ack['id']} holds other content")
         elif ack.get("kind") in CURATED_ACKS:
-            problems += CURATED_ACKS[ack["kind"]](box, ack)
+            problems += CURATED_ACKS[ack["kind"]](box, ack, seen)
         elif ack.get("kind") == "generation":
             channel = ack["channel"]
             if channel not in generations:
@@ -134,15 +153,16 @@ def ack_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def _memory_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
-    entries = {e.key: e for e in box.memories()}
-    entry = entries.get(ack["id"])
+def _memory_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
+    if "memories" not in seen:  # read once per check: a check writes nothing meanwhile
+        seen["memories"] = {e.key: e for e in box.memories()}
+    entry = seen["memories"].get(ack["id"])
     if entry is None or not entry.body.startswith(ack["marker"]):
         return [f"acknowledged memory entry {ack['id']} ({ack['marker']}) is lost"]
     return []
 
 
-def _output_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+def _output_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
     try:
         text = box.expand(ack["id"])
     except recallbox.NotFound:
@@ -150,18 +170,35 @@ def _output_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
     return [] if ack["marker"] in text else [f"tool output {ack['id']} holds other text"]
 
 
-def _section_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+def _section_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
     hits = box.search(ack["marker"], domain="knowledge", limit=3, allow_embed=False)
     if any(ack["marker"] in hit.text for hit in hits):
         return []
     return [f"acknowledged section {ack['marker']} of {ack['id']} is lost"]
 
 
-def _symbol_ack(box: recallbox.Box, ack: dict[str, Any]) -> list[str]:
+def _symbol_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
     hits = box.search(ack["marker"], domain="code", limit=3, allow_embed=False)
     if any(ack["marker"] in hit.id for hit in hits):
         return []
     return [f"acknowledged symbol {ack['marker']} of {ack['id']} is lost"]
+
+
+def _hooked_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
+    """A hook that returned imported its transcript's turns so far: every prompt is there."""
+    heads = {m.content.split(" ", 1)[0] for m in box.messages(ack["channel"])}
+    missing = [t for t in range(ack["turns"]) if corpus.marker("cq", t) not in heads]
+    if missing:
+        return [f"{ack['channel']}: turns {missing[:5]} of an acknowledged hook call are lost"]
+    return []
+
+
+def _decay_ack(box: recallbox.Box, ack: dict[str, Any], seen: dict[str, Any]) -> list[str]:
+    """Decay never deletes: every entry an acknowledged run moved is still there."""
+    if "memories" not in seen:
+        seen["memories"] = {e.key: e for e in box.memories()}
+    gone = [key for key, _ in ack["transitions"] if key not in seen["memories"]]
+    return [f"decay {ack['day']} moved {gone[:5]}, now missing"] if gone else []
 
 
 CURATED_ACKS = {
@@ -169,8 +206,12 @@ CURATED_ACKS = {
     "output": _output_ack,
     "section": _section_ack,
     "symbol": _symbol_ack,
+    "hooked": _hooked_ack,
+    "decay": _decay_ack,
 }
 """How an acknowledged write of the other domains is found again."""
+WRITTEN_ACKS = ("message", "generation", *CURATED_ACKS)
+"""The acknowledgement kinds that stand for a write (progress and read records do not)."""
 
 
 def duplicate_problems(box: recallbox.Box) -> list[str]:

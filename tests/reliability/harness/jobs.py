@@ -340,6 +340,10 @@ def channel_contents(db: Path, prefix: str) -> dict[str, list[tuple[str, str, bo
         }
 
 
+HOOKED_PREFIX = "claude-code:hook-"
+"""Threads the ``hook`` job kind imports (from its own transcripts, checked by that kind)."""
+
+
 def check_import(fmt: str) -> Callable[..., list[str]]:
     """After each kill no imported message is lost; after completion the store holds exactly
     what a fresh import of the same files holds (resumed, never doubled)."""
@@ -347,6 +351,7 @@ def check_import(fmt: str) -> Callable[..., list[str]]:
     def check(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) -> list[str]:
         problems = []
         now = channel_contents(env.db, f"{fmt}:")
+        now = {c: v for c, v in now.items() if not c.startswith(HOOKED_PREFIX)}
         before: dict[str, int] = env.state.setdefault("sizes", {})
         for channel, size in before.items():
             if len(now.get(channel, [])) < size:
@@ -457,6 +462,9 @@ JOB_KINDS: dict[str, JobKind] = {
 from reliability.harness.jobs_curated import CURATED_KINDS  # noqa: E402  (it imports this module)
 
 JOB_KINDS.update({kind.name: kind for kind in CURATED_KINDS})
+from reliability.harness.jobs_writers import WRITER_KINDS  # noqa: E402  (it imports this module)
+
+JOB_KINDS.update({kind.name: kind for kind in WRITER_KINDS})
 
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     "import_claude_code": {"format": "claude-code"},

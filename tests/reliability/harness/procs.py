@@ -47,7 +47,12 @@ class Child:
         raise AssertionError(f"{self.kind} not ready after {READY_TIMEOUT_S} s")
 
     def kill(self) -> int:
-        """SIGKILL the child's whole process group (a CLI it runs dies with it)."""
+        """SIGKILL the child's whole process group (a CLI it runs dies with it), and the
+        processes it started in sessions of their own (an MCP server the SDK spawned), which
+        the child names in its pid file (:func:`record_pid`)."""
+        for pid in _recorded_pids(self.stderr_path.with_name(_pid_file(self.stderr_path))):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):  # it may have ended by itself
             os.killpg(self.proc.pid, signal.SIGKILL)
         code = self.proc.wait()
@@ -67,6 +72,40 @@ class Child:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self._stderr.close()
+
+
+def _pid_file(stderr_path: Path) -> str:
+    return stderr_path.name.replace("stderr-", "pids-", 1)
+
+
+def record_pid(work: Path, writer: str, pid: int) -> None:
+    """Name ``pid`` (a process the job started outside its process group) for the kill."""
+    with (work / _pid_file(Path(f"stderr-{writer}.txt"))).open("a") as out:
+        out.write(f"{pid}\n")
+
+
+def _recorded_pids(path: Path) -> list[int]:
+    """The recorded pids still running a recallbox command (a pid reused since is left alone)."""
+    if not path.exists():
+        return []
+    alive = []
+    for line in path.read_text().split():
+        cmdline = Path(f"/proc/{line}/cmdline")
+        with contextlib.suppress(OSError):
+            if b"recallbox" in cmdline.read_bytes():
+                alive.append(int(line))
+    return alive
+
+
+def children_of(pid: int) -> list[int]:
+    """The running processes whose parent is ``pid`` (read from ``/proc``)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                found.append(int(stat.parent.name))
+    return found
 
 
 def spawn(

@@ -1,7 +1,7 @@
 """The transcript chunks of the SQLite backend (migration 3): writing, reading, their rows.
 
 Chunks are an index of imported threads, not history: a changed chunk is rewritten and one no
-longer produced is removed (with the bookkeeping of its vectors). Row ids are never reused
+longer produced is removed (with its vectors and their bookkeeping). Row ids are never reused
 (``AUTOINCREMENT``), so the vector of a replaced chunk can never be taken for its successor's.
 Their keyword index and vectors are the generic ones of ``keyword.py`` and ``vector_index.py``
 (the :data:`~recallbox.storage.sqlite.corpora.TRANSCRIPT_CHUNKS` corpus); every read here that
@@ -19,6 +19,7 @@ from typing import Any
 import apsw
 
 from recallbox.storage.queries import CORPUS_TRANSCRIPT_CHUNK, SearchFilter
+from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import TRANSCRIPT_CHUNKS
 from recallbox.storage.sqlite.rows import stored_seg
@@ -44,13 +45,8 @@ def _chunk_hash(chunk: TranscriptChunk) -> str:
 
 
 def _delete_chunk(conn: apsw.Connection, rowid: int) -> None:
-    """Remove a chunk and the bookkeeping of its vectors (a stale ``vec0`` row is harmless: it
-    is never fresh, and chunk row ids are never reused)."""
-    conn.execute(
-        "DELETE FROM embeddings WHERE target_rowid = ? AND space_id IN "
-        "(SELECT id FROM embedding_spaces WHERE owner = ?)",
-        (rowid, CORPUS_TRANSCRIPT_CHUNK),
-    )
+    """Remove a chunk with its vectors and their bookkeeping."""
+    vectors.forget(conn, CORPUS_TRANSCRIPT_CHUNK, [rowid])
     conn.execute("DELETE FROM transcript_chunks WHERE id = ?", (rowid,))
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import apsw
 
 from recallbox.storage.queries import CORPUS_CODE_SYMBOL, SearchFilter
+from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import CODE_KEY_SQL, CODE_SYMBOLS
 from recallbox.storage.sqlite.rows import json_list, now, parse_time
@@ -97,12 +98,12 @@ def _scope_id(conn: apsw.Connection, scope: str) -> int | None:
 
 
 def _forget_vectors(conn: apsw.Connection, where_sql: str, params: tuple[object, ...]) -> None:
-    """Drop the vector bookkeeping of the symbols ``where_sql`` selects (before deleting them)."""
-    conn.execute(
-        f"DELETE FROM embeddings WHERE target_rowid IN (SELECT id FROM code_symbols WHERE "
-        f"{where_sql}) AND space_id IN (SELECT id FROM embedding_spaces WHERE owner = ?)",
-        (*params, CORPUS_CODE_SYMBOL),
-    )
+    """Drop the vectors (and their bookkeeping) of the symbols ``where_sql`` selects (before
+    deleting them)."""
+    rows: list[Any] = conn.execute(
+        f"SELECT id FROM code_symbols WHERE {where_sql}", params
+    ).fetchall()
+    vectors.forget(conn, CORPUS_CODE_SYMBOL, [int(r[0]) for r in rows])
 
 
 def _delete_file(conn: apsw.Connection, scope_id: int, path: str) -> None:

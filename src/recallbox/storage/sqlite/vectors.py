@@ -13,7 +13,8 @@
   ``partition_of``) maps a filter to the partition it restricts the scan to.
 * Distances are cosine distances ``d = 1 − cos``; the ranking turns them into ``max(0, 1 − d)``.
 * :func:`put_embeddings` writes the vectors of any corpus's rows together with
-  their ``embeddings`` rows (the content hash each vector describes).
+  their ``embeddings`` rows (the content hash each vector describes); :func:`forget` deletes
+  both for rows about to be deleted.
 * :func:`nearest_visible` is the nearest-neighbour search of every corpus
   (``vector_index.py``): a channel restricts the scan inside the index (the partition key), the
   caller's other exclusions filter the KNN result, with ``k`` grown until ``limit`` visible rows
@@ -27,9 +28,10 @@ millisecond).
 from __future__ import annotations
 
 import contextlib
+import json
 import struct
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -119,6 +121,28 @@ def create_table(conn: apsw.Connection, space_id: int, dim: int) -> None:
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {table_name(space_id)} USING vec0("
         f"thread_id integer partition key, embedding float[{int(dim)}] distance_metric=cosine)"
     )
+
+
+def forget(conn: apsw.Connection, owner: str, rowids: Sequence[int]) -> None:
+    """Delete the vectors of ``owner``'s rows ``rowids`` in every space, with their
+    bookkeeping (call it before deleting the rows): a vector left without bookkeeping would
+    make ``doctor`` ask for a repair nothing broke."""
+    if not rowids:
+        return
+    spaces: list[Any] = conn.execute(
+        "SELECT id FROM embedding_spaces WHERE owner = ?", (owner,)
+    ).fetchall()
+    for space_id in [int(r[0]) for r in spaces]:
+        conn.execute(
+            "DELETE FROM embeddings WHERE space_id = ? AND target_rowid IN "
+            "(SELECT value FROM json_each(?))",
+            (space_id, json.dumps(list(rowids))),
+        )
+        name = table_name(space_id)
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone():
+            load_sqlite_vec(conn)
+            for rowid in rowids:  # one point delete each: vec0 scans for anything else
+                conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (rowid,))
 
 
 def drop_table(conn: apsw.Connection, space_id: int) -> None:
