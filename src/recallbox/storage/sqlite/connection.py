@@ -302,6 +302,10 @@ class ConnectionPool:
         key = id(self.connection())
         return bool(self._depth.get(key, 0) or self._snapshots.get(key, 0))
 
+    def in_write(self) -> bool:
+        """True inside a write transaction on the calling thread."""
+        return bool(self._depth.get(id(self.connection()), 0))
+
     def release_thread_connection(self) -> None:
         """Close the calling thread's connection (a worker thread that is about to end)."""
         conn: apsw.Connection | None = getattr(self._local, "conn", None)

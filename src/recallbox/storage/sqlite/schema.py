@@ -488,6 +488,10 @@ _M009_TEXT_ONCE = [
 MIGRATION_TEXT_ONCE = "text stored once (content_seg only where it differs)"
 MIGRATIONS.append((9, MIGRATION_TEXT_ONCE, _M009_TEXT_ONCE))
 
+# Migration 10 (#12): ``embedding_spaces.version`` counts the writes to a space's vectors, so
+# their in-memory copy (``vector_cache.py``) knows on any snapshot whether it is current.
+_M010 = ["ALTER TABLE embedding_spaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0"]
+MIGRATIONS.append((10, "a version of each embedding space's vectors", _M010))
 # What ``doctor`` checks and repairs today (the migrations above keep their own definitions).
 del FTS_INDEXES[MESSAGES_TRGM.name]
 FTS_INDEXES[MESSAGES_FTS.name] = MESSAGES_FTS_TEXT_ONCE

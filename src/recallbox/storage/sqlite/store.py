@@ -38,6 +38,7 @@ from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thr
 from recallbox.storage.sqlite.rows import now
 from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
+from recallbox.storage.sqlite.vector_cache import VectorCache
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
@@ -63,6 +64,7 @@ class SQLiteStore(
     def __init__(self, path: str) -> None:
         self.path = path
         self.pool = ConnectionPool(path)
+        self.vector_copies = VectorCache()
         self.indexer = BacklogIndexer(self.pool)
         try:
             self.migrate()

@@ -174,7 +174,15 @@ def put_embeddings(
             (space.id, target.key, target.content_hash, now),
         )
     upsert(conn, space.id, rows)
+    if rows:
+        bump_version(conn, space.id)
     return len(rows)
+
+
+def bump_version(conn: apsw.Connection, space_id: int) -> None:
+    """Count a write to the space's vectors (``embedding_spaces.version``, read by the
+    in-memory copies of ``vector_cache.py``); call it in the transaction of the write."""
+    conn.execute("UPDATE embedding_spaces SET version = version + 1 WHERE id = ?", (space_id,))
 
 
 def knn(
