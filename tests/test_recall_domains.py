@@ -387,3 +387,23 @@ def test_the_stored_policy_denies_every_bucket_on_the_vector_leg_too(tmp_path: P
             assert box.search_memory(query, "elsewhere").replace(query, "Q") == (
                 box.search_memory(NOTHING, "elsewhere").replace(NOTHING, "Q")
             )
+
+
+@pytest.mark.parametrize("query", [COMMON, f"{COMMON} incident", "detail careful", "word"])
+def test_each_bucket_keeps_its_own_domains_order(big: recallbox.Box, query: str) -> None:
+    """No global re-rank (DESIGN §5): each bucket lists its domain's own ranking, in that
+    order, only thinned by the dedupe (a best message an earlier bucket holds)."""
+    result = big.recall(query)
+    for name, bucket in result.buckets.items():
+        own = big.search(query, domain=name, limit=RECALL_DOMAIN_HITS, allow_embed=False)
+        ids = [h.id for h in bucket.hits]
+        assert ids == [h.id for h in own if h.id in set(ids)], name
+        assert [h.score for h in bucket.hits] == [h.score for h in own if h.id in set(ids)]
+        dropped = [h for h in own if h.id not in set(ids)]
+        earlier = {
+            h.best_message_id
+            for n in DOMAINS[: DOMAINS.index(name)]
+            for h in result.buckets[n].hits
+        }
+        assert all(h.best_message_id in earlier for h in dropped), name
+    assert sum(len(b.hits) for b in result.buckets.values()) > len(DOMAINS)
