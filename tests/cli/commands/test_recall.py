@@ -183,3 +183,31 @@ def test_recall_json_is_bounded_whatever_the_hits_hold(db: str, run) -> None:
         for name in (hit["channel"], hit["source"]):
             assert name is None or len(name) <= JSON_NAME_MAX_CHARS
     assert len(data["text"]) <= data["budget_chars"]
+
+
+def test_recall_scope_narrows_knowledge_and_code_only(db: str, run, tmp_path: Path) -> None:
+    """``--scope`` is handed to the knowledge domain (the project plus the global library)
+    and the code domain (that project's index); the other buckets ignore it."""
+    with recallbox.open(db) as box:
+        box.append("ops", "user", "zebra rollout notes")
+        for scope in ("alpha", "beta"):
+            box.add_document(
+                f"# {scope}\n\n## zebra {scope}\n\nzebra runbook\n", f"{scope}.md", scope
+            )
+            repo = tmp_path / scope
+            repo.mkdir()
+            (repo / f"{scope}.py").write_text(f"def zebra_{scope}():\n    return 1\n")
+            box.index_code(repo, scope=scope)
+        box.add_document("# lib\n\n## zebra library\n\nzebra everywhere\n", "lib.md")
+    everything = run("--db", db, "recall", "zebra", "--json").json()
+    alpha = run("--db", db, "recall", "zebra", "--scope", "alpha", "--json").json()
+
+    def sources(data: dict[str, object], domain: str) -> set[str]:
+        (bucket,) = [b for b in data["buckets"] if b["domain"] == domain]  # type: ignore[attr-defined]
+        return {h["source"] for h in bucket["hits"]}
+
+    assert sources(everything, "knowledge") == {"alpha.md", "beta.md", "lib.md"}
+    assert sources(alpha, "knowledge") == {"alpha.md", "lib.md"}
+    assert sources(everything, "code") == {"alpha.py", "beta.py"}
+    assert sources(alpha, "code") == {"alpha.py"}
+    assert sources(alpha, "sessions") == sources(everything, "sessions") != set()
