@@ -4,8 +4,10 @@ exact search in sqlite-vec, the privacy gate in front, and a copy never outlivin
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,13 +15,16 @@ from hypothesis import strategies as st
 
 import recallbox
 from recallbox.storage.base import CORPUS_MEMORY_ENTRY, CORPUS_MESSAGE, SearchFilter
-from recallbox.storage.sqlite import vector_cache
+from recallbox.storage.deadline import Deadline
+from recallbox.storage.sqlite import connection, vector_cache
 from recallbox.storage.sqlite.store import SQLiteStore
 from recallbox.storage.sqlite.vector_cache import VectorCache
 
 DIM = 8
 THREADS = ("t0", "t1", "t2", "t3")
 EXAMPLES = 25
+#: A read deadline long enough to enter the snapshot on a loaded machine.
+DEADLINE_S = 2.0
 
 
 class TableEmbedder:
@@ -163,3 +168,35 @@ def test_a_space_too_big_to_copy_is_searched_in_sqlite_vec(
         got = store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=5)
         assert [i for i, _ in got] == ids
         assert space.id not in store.vector_copies
+
+
+def test_a_copy_read_for_a_late_search_is_finished_and_kept(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read deadline never stops the reading of a copy (it would be lost, and read again
+    by every late search): the late search is stopped by its next statement, the copy is
+    finished and kept, and the next search uses it."""
+    table = TableEmbedder([[1.0, 0, 0, 0, 0, 0, 0, 0]])
+    real = vector_cache.load  # the real reading, after the wait
+    deadlines: list[Deadline] = []
+
+    def late_load(*args: Any, **kwargs: Any) -> vector_cache.SpaceCopy:
+        while not deadlines[0].expired:  # the search runs late while the copy is read
+            time.sleep(0.01)
+        return real(*args, **kwargs)
+
+    with recallbox.open(db_path, embedder=table) as box:
+        (near,) = box.append_many("ops", [{"role": "user", "content": "v0 near"}])
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        monkeypatch.setattr(vector_cache, "load", late_load)
+        monkeypatch.setattr(connection, "DEADLINE_CHECK_STEPS", 1)  # any statement is stoppable
+        deadlines.append(Deadline(DEADLINE_S))
+        store.vector_copies.clear()
+        with pytest.raises(recallbox.TimedOut), store.read_snapshot(deadline=deadlines[0]):
+            store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=3)
+        assert deadlines[0].expired and space.id in store.vector_copies  # stopped after it
+        monkeypatch.setattr(vector_cache, "load", lambda *a, **k: pytest.fail("read again"))
+        got = store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=3)
+        assert got == [(near.id, 0.0)]

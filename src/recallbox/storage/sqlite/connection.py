@@ -258,6 +258,21 @@ class ConnectionPool:
                 conn.set_progress_handler(None)
 
     @contextmanager
+    def unstoppable(self, conn: apsw.Connection) -> Iterator[None]:
+        """Suspend the deadlines in force on ``conn`` for the block: work whose result is kept
+        for later reads (an in-memory copy of vectors) finishes even when the read it serves
+        runs late; that read is stopped by its next statement."""
+        stack = self._deadlines.get(id(conn))
+        if not stack:
+            yield
+            return
+        conn.set_progress_handler(None)
+        try:
+            yield
+        finally:
+            conn.set_progress_handler(lambda: any(d.expired for d in stack), DEADLINE_CHECK_STEPS)
+
+    @contextmanager
     def _marked(self, conn: apsw.Connection) -> Iterator[None]:
         key = id(conn)
         if not self._snapshots.get(key, 0):

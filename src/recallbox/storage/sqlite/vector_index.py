@@ -201,7 +201,8 @@ class VectorMixin:
         if self.pool.in_write():
             return None
         vectors.load_sqlite_vec(conn)
-        return self.vector_copies.get(conn, space, vectors.table_name(space.id))
+        with self.pool.unstoppable(conn):  # a copy read for a late search serves the next ones
+            return self.vector_copies.get(conn, space, vectors.table_name(space.id))
 
     # -- embedding passes ------------------------------------------------------------------
     def embed_targets(
