@@ -16,10 +16,10 @@ model embedder needs it) and answers the same question from it:
   the filter and the fresh-vector check, in SQL, on the caller's read snapshot) decides which
   candidates exist, exactly as it filters sqlite-vec's KNN result.
 * **Invalidation**: every write to a space's ``vec0`` table bumps ``embedding_spaces.version``
-  in the same transaction (``vectors.upsert``, ``bump_version``; dropping a space deletes its row). A
-  copy is used only while the ``(version, created_at)`` read on the caller's snapshot equals
-  the one it was built at, so a write by any connection of any process is seen by the next
-  search. Rows deleted without a version bump (a removed chunk's or symbol's ``vec0`` row) are
+  in the same transaction (``vectors.upsert`` calls ``bump_version``; dropping a space deletes
+  its row). A copy is used only while the ``(version, created_at)`` read on the caller's
+  snapshot equals the one it was built at, so a write by any connection of any process is seen
+  by the next search. Rows deleted without a version bump (a removed chunk's or symbol's ``vec0`` row) are
   never fresh, so the visibility check drops them as it drops them from a KNN result.
 * **Memory**: a space of more than :data:`CACHE_MAX_VECTORS` vectors is not copied (its search
   stays in sqlite-vec), and copies beyond :data:`CACHE_MAX_BYTES` in all evict the oldest.
