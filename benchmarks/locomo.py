@@ -21,7 +21,14 @@ Protocol (frozen):
 * answer containment: the share of category 1–4 questions whose gold answer, lower-cased with
   punctuation removed, appears as a word sequence in the joined ``Hit.text`` of the top 5;
 * modes: keyword only (``allow_embed=False``), vector only, hybrid (``box.search``); plus a
-  plain ``bm25s`` baseline over the same turn texts, re-run here.
+  plain ``bm25s`` baseline over the same turn texts, re-run here;
+* since #21, also (same run, same questions): ``plain`` (the 0.6/0.4 hybrid without the
+  ranking signals, FTS5's BM25 constants and the former candidate pools), ``structural`` (the
+  signals without participant and date), ``--ablations`` (the full ranking without each
+  component in turn) and ``--loo`` (each tuned weight at neighbouring values; per held-out
+  conversation the value best on the other six is scored: the leave-one-conversation-out
+  figure). ``session_any@k`` is the session-level any-hit measure (at least one evidence
+  session among the first k sessions).
 
 The dataset (CC BY-NC 4.0) is read from ``--data``; it is never shipped with recallbox.
 """
@@ -39,17 +46,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import recallbox
-from recallbox.domains import sessions
+from recallbox.domains import sessions, signal_inputs
 from recallbox.embed_pass import EMBED_BATCH_SIZE
-from recallbox.ranking import fusion
-from recallbox.ranking.bm25 import BM25_B, BM25_K1
-from recallbox.search import HYBRID_LEGS, LEG_VECTOR, search
+from recallbox.ranking import episodes, fusion, signals
+from recallbox.ranking.bm25 import BM25_B, BM25_K1, SCOPED_BM25_B, SCOPED_BM25_K1
+from recallbox.search import HYBRID_LEGS, LEG_KEYWORD, LEG_VECTOR, search
 from recallbox.text import excerpt, fts_query
 from recallbox.text.stopwords import STOPWORDS_EN
 
@@ -253,10 +260,12 @@ Searcher = Callable[[Question], tuple[list[str], list[str]]]
 def run_mode(name: str, questions: list[Question], searcher: Searcher) -> dict[str, Any]:
     per_question: list[dict[str, Any]] = []
     times: list[float] = []
+    cpu: list[float] = []
     for q in questions:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         ranking, texts = searcher(q)
         times.append((time.perf_counter() - start) * 1000.0)
+        cpu.append((time.process_time() - start_cpu) * 1000.0)
         per_question.append(
             {
                 "qid": q.qid,
@@ -269,23 +278,65 @@ def run_mode(name: str, questions: list[Question], searcher: Searcher) -> dict[s
     return {
         "summary": summarise(per_question),
         "ms_per_query": latency(times),
+        "cpu_ms_per_query": latency(cpu),
         "questions": per_question,
     }
 
 
+class SignalStepTimer:
+    """Times the ranking-signal step of ``box.search`` (``signal_scores``: its reads and its
+    arithmetic) while installed — a measurement hook of this benchmark only."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+        self._original = signal_inputs.signal_scores
+
+    def __enter__(self) -> SignalStepTimer:
+        original = self._original
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.wall.append((time.perf_counter() - start) * 1000.0)
+                self.cpu.append((time.process_time() - start_cpu) * 1000.0)
+
+        setattr(sessions, "signal_scores", timed)  # noqa: B010 - the hook replaces it
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        setattr(sessions, "signal_scores", self._original)  # noqa: B010
+
+
 def box_searcher(
-    box: recallbox.Box, id_to_dia: dict[str, str], *, legs: Sequence[str], allow_embed: bool
+    box: recallbox.Box,
+    id_to_dia: dict[str, str],
+    *,
+    legs: Sequence[str],
+    allow_embed: bool,
+    ranking: sessions.Ranking | None = None,
 ) -> Searcher:
+    """``box.search`` (``ranking=None``: the shipped default, through ``Box.search`` itself), or
+    the same path with another sessions ranking (``search(using=SessionsDomain(ranking))``)."""
+    using = None if ranking is None else sessions.SessionsDomain(ranking)
+
     def searcher(q: Question) -> tuple[list[str], list[str]]:
-        hits = search(
-            box.store,
-            box.embedder,
-            q.question,
-            channel=f"locomo:{q.conversation}",
-            limit=RANKING_DEPTH,
-            allow_embed=allow_embed,
-            legs=legs,
-        )
+        channel = f"locomo:{q.conversation}"
+        if using is None and tuple(legs) == HYBRID_LEGS and allow_embed:
+            hits = box.search(q.question, channel=channel, limit=RANKING_DEPTH)
+        else:
+            hits = search(
+                box.store,
+                box.embedder,
+                q.question,
+                channel=channel,
+                limit=RANKING_DEPTH,
+                allow_embed=allow_embed,
+                legs=legs,
+                using=using,
+            )
         return [id_to_dia[h.id] for h in hits], [h.text for h in hits]
 
     return searcher
@@ -340,6 +391,87 @@ def git_commit() -> str:
         return "unknown"
 
 
+def with_weights(**change: float) -> sessions.Ranking:
+    """The shipped ranking with some signal weights changed."""
+    return replace(sessions.DEFAULT_RANKING, weights=replace(signals.DEFAULT_WEIGHTS, **change))
+
+
+#: The ablation rows: the full ranking without one component each.
+ABLATIONS: dict[str, Callable[[], sessions.Ranking]] = {
+    "no_context": lambda: with_weights(context=0.0),
+    "no_neighbour": lambda: with_weights(neighbour=0.0),
+    "no_episode": lambda: with_weights(episode=0.0),
+    "no_episode_doc": lambda: with_weights(episode_doc=0.0),
+    "no_participant": lambda: with_weights(participant=0.0),
+    "no_date": lambda: with_weights(date=0.0),
+    "bm25_b_0.75": lambda: replace(sessions.DEFAULT_RANKING, bm25_b=BM25_B),
+    "pools_200": lambda: replace(
+        sessions.DEFAULT_RANKING,
+        keyword_pool=sessions.PLAIN_CANDIDATES,
+        vector_pool=sessions.PLAIN_CANDIDATES,
+    ),
+}
+#: The tuned weights and the values the LOO run tries for each (the shipped value among them).
+LOO_GRID: dict[str, tuple[float, ...]] = {
+    "context": (0.4, signals.WEIGHT_CONTEXT, 0.8),
+    "neighbour": (0.4, signals.WEIGHT_NEIGHBOUR, 0.8),
+    "episode": (0.4, signals.WEIGHT_EPISODE, 0.8),
+    "episode_doc": (0.2, signals.WEIGHT_EPISODE_DOC, 0.6),
+    "participant": (0.2, signals.WEIGHT_PARTICIPANT, 0.4),
+    "date": (0.3, signals.WEIGHT_DATE, 0.7),
+    "bm25_b": (0.1, SCOPED_BM25_B, 0.5),
+}
+
+
+def loo_ranking(name: str, value: float) -> sessions.Ranking:
+    if name == "bm25_b":
+        return replace(sessions.DEFAULT_RANKING, bm25_b=value)
+    return with_weights(**{name: value})
+
+
+#: The measure each tuned constant is chosen by in the LOO folds (turn R@10 unless named).
+LOO_CRITERION: dict[str, str] = {"episode_doc": "session_r@10"}
+
+
+def leave_one_out(
+    per_value: dict[float, list[dict[str, Any]]],
+    conversation_of: dict[str, str],
+    criterion: str = "turn_r@10",
+) -> dict[str, Any]:
+    """Per held-out conversation, the value with the best ``criterion`` on the others, scored
+    on it; the LOO figures are the means over all questions of those held-out scores."""
+    values = list(per_value)
+    scored = [r for r in per_value[values[0]] if r["category"] in SCORED_CATEGORIES]
+    conversations = sorted({conversation_of[r["qid"]] for r in scored})
+
+    def table(metric: str) -> dict[float, dict[str, float]]:
+        return {v: {r["qid"]: r["metrics"][metric] for r in per_value[v]} for v in values}
+
+    by = table(criterion)
+    measures = {m: table(m) for m in ("turn_r@10", "session_r@10")}
+    held: dict[str, list[float]] = {m: [] for m in measures}
+    chosen: dict[str, float] = {}
+    for conv in conversations:
+        inside = [r["qid"] for r in scored if conversation_of[r["qid"]] != conv]
+        outside = [r["qid"] for r in scored if conversation_of[r["qid"]] == conv]
+        best = max(values, key=lambda v: (statistics.fmean(by[v][q] for q in inside), -abs(v)))
+        chosen[conv] = best
+        for m, t in measures.items():
+            held[m].extend(t[best][q] for q in outside)
+    return {
+        "criterion": criterion,
+        "values": {
+            str(v): {
+                m: round(100.0 * statistics.fmean(t[v][r["qid"]] for r in scored), 2)
+                for m, t in measures.items()
+            }
+            for v in values
+        },
+        "folds_chose": chosen,
+        **{f"loo_{m}": round(100.0 * statistics.fmean(h), 2) for m, h in held.items()},
+    }
+
+
 def parameters(box: recallbox.Box) -> dict[str, Any]:
     model = box.embedder
     return {
@@ -355,6 +487,23 @@ def parameters(box: recallbox.Box) -> dict[str, Any]:
             "TIE_RELATIVE_EPSILON": fusion.TIE_RELATIVE_EPSILON,
             "KEYWORD_CANDIDATES": sessions.KEYWORD_CANDIDATES,
             "VECTOR_CANDIDATES": sessions.VECTOR_CANDIDATES,
+            "SCOPED_BM25_K1": SCOPED_BM25_K1,
+            "SCOPED_BM25_B": SCOPED_BM25_B,
+            "EPISODE_GAP_S": episodes.EPISODE_GAP.total_seconds(),
+            "NEIGHBOUR_WINDOW": episodes.NEIGHBOUR_WINDOW,
+            "WEIGHT_CONTEXT": signals.WEIGHT_CONTEXT,
+            "CONTEXT_PREVIOUS_SHARE": signals.CONTEXT_PREVIOUS_SHARE,
+            "CONTEXT_NEXT_SHARE": signals.CONTEXT_NEXT_SHARE,
+            "WEIGHT_NEIGHBOUR": signals.WEIGHT_NEIGHBOUR,
+            "WEIGHT_EPISODE": signals.WEIGHT_EPISODE,
+            "WEIGHT_EPISODE_DOC": signals.WEIGHT_EPISODE_DOC,
+            "EPISODE_DOC_VECTOR_SHARE": signals.EPISODE_DOC_VECTOR_SHARE,
+            "EPISODE_DOC_K1": signals.EPISODE_DOC_K1,
+            "EPISODE_SCAN_RADIUS": signal_inputs.EPISODE_SCAN_RADIUS,
+            "WEIGHT_PARTICIPANT": signals.WEIGHT_PARTICIPANT,
+            "PARTICIPANT_OTHER_SHARE": signals.PARTICIPANT_OTHER_SHARE,
+            "WEIGHT_DATE": signals.WEIGHT_DATE,
+            "DATE_TOLERANCE_DAYS": signals.DATE_TOLERANCE_DAYS,
             "MAX_QUERY_TERMS": fts_query.MAX_QUERY_TERMS,
             "STOPWORDS_EN": len(STOPWORDS_EN),
             "HIT_TEXT_MAX_CHARS": excerpt.HIT_TEXT_MAX_CHARS,
@@ -370,6 +519,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", default="minilm", help="minilm, multilingual or hash")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--db", type=Path, default=None, help="reuse/keep this database")
+    parser.add_argument("--ablations", action="store_true", help="also each component removed")
+    parser.add_argument("--loo", action="store_true", help="also the leave-one-out grid")
     args = parser.parse_args(argv)
 
     turns, rows, questions, counts = load(args.data)
@@ -386,23 +537,68 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedded = box.embed_all()
         timing["index_vectors_s"] = round(time.perf_counter() - start, 3)
         timing["vectors_written"] = embedded
+        timing["db_bytes"] = sum(
+            p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file()
+        )
+        # scoring only: the benchmark maps hits back to LoCoMo's dialogue ids; the ranking
+        # never reads metadata
         id_to_dia = {
             m.id: m.metadata["dia_id"] for sample in rows for m in box.messages(f"locomo:{sample}")
         }
         print(f"indexed {len(id_to_dia)} turns; {len(questions)} questions", file=sys.stderr)
-        modes = {
-            "keyword": box_searcher(box, id_to_dia, legs=HYBRID_LEGS, allow_embed=False),
-            "vector": box_searcher(box, id_to_dia, legs=(LEG_VECTOR,), allow_embed=True),
-            "hybrid": box_searcher(box, id_to_dia, legs=HYBRID_LEGS, allow_embed=True),
+        scored = [q for q in questions if q.category in SCORED_CATEGORIES]
+
+        def hybrid(ranking: sessions.Ranking | None) -> Searcher:
+            return box_searcher(box, id_to_dia, legs=HYBRID_LEGS, allow_embed=True, ranking=ranking)
+
+        modes: dict[str, tuple[Searcher, list[Question]]] = {
+            "keyword": (
+                box_searcher(box, id_to_dia, legs=(LEG_KEYWORD,), allow_embed=False),
+                questions,
+            ),
+            "vector": (
+                box_searcher(box, id_to_dia, legs=(LEG_VECTOR,), allow_embed=True),
+                questions,
+            ),
+            "plain": (hybrid(sessions.PLAIN_RANKING), questions),
+            "structural": (hybrid(with_weights(participant=0.0, date=0.0)), questions),
+            "hybrid": (hybrid(None), questions),
         }
-        results = {name: run_mode(name, questions, fn) for name, fn in modes.items()}
+        if args.ablations:
+            modes.update({name: (hybrid(make()), scored) for name, make in ABLATIONS.items()})
+        results: dict[str, dict[str, Any]] = {}
+        step = SignalStepTimer()
+        for name, (fn, qs) in modes.items():
+            if name == "hybrid":
+                with step:
+                    results[name] = run_mode(name, qs, fn)
+            else:
+                results[name] = run_mode(name, qs, fn)
+        loo: dict[str, Any] = {}
+        if args.loo:
+            conversation_of = {q.qid: q.conversation for q in questions}
+            shipped = results["hybrid"]["questions"]
+            for name, grid in LOO_GRID.items():
+                per_value: dict[float, list[dict[str, Any]]] = {}
+                for value in grid:
+                    is_shipped = loo_ranking(name, value) == sessions.DEFAULT_RANKING
+                    per_value[value] = (
+                        shipped
+                        if is_shipped
+                        else run_mode(
+                            f"loo {name}={value}", scored, hybrid(loo_ranking(name, value))
+                        )["questions"]
+                    )
+                criterion = LOO_CRITERION.get(name, "turn_r@10")
+                loo[name] = leave_one_out(per_value, conversation_of, criterion)
+                print(f"  LOO {name}: {loo[name]}", file=sys.stderr)
         params = parameters(box)
     bm25s_fn, bm25s_index_s = bm25s_searcher(turns)
     results["bm25s"] = run_mode("bm25s", questions, bm25s_fn)
     timing["bm25s_index_s"] = round(bm25s_index_s, 3)
 
     scored = [q for q in questions if q.category in SCORED_CATEGORIES]
-    report = {
+    report: dict[str, Any] = {
         "benchmark": "locomo",
         "commit": git_commit(),
         "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -421,6 +617,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "timing": timing,
         "metrics": {name: r["summary"] for name, r in results.items()},
         "latency_ms": {name: r["ms_per_query"] for name, r in results.items()},
+        "cpu_ms": {name: r["cpu_ms_per_query"] for name, r in results.items()},
+        "signal_step_ms": {"wall": latency(step.wall), "cpu": latency(step.cpu)},
+        "leave_one_out": loo,
     }
     report["per_question_file"] = args.out.with_suffix(".questions.jsonl").name
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -430,7 +629,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         o = report["metrics"][name]["overall_1_4"]
         print(
             f"{name:8s} turn R@1/5/10 {o['turn_r@1']:5.1f} {o['turn_r@5']:5.1f} {o['turn_r@10']:5.1f}"
-            f"  session R@10 {o['session_r@10']:5.1f}  contains@5 {o.get('contains@5', 0):5.1f}"
+            f"  session R@10 {o['session_r@10']:5.1f} any {o['session_any@10']:5.1f}"
+            f"  contains@5 {o.get('contains@5', 0):5.1f}"
             f"  p50 {report['latency_ms'][name]['p50']} ms",
             file=sys.stderr,
         )

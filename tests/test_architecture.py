@@ -71,6 +71,10 @@ STORE_AUDIT_READS = {
     "code_call_edges",
 }
 SEARCH_PATHS = AGENT_FACING - {"mcp_server.py", "hooks.py"}
+#: The erasing verbs (DESIGN §7a): a person runs them (CLI, Python), never an agent or the web
+#: inspector — neither the Box verbs nor the store methods under them.
+ERASING = {"purge", "redact", "backup", "secure_delete", "purge_rows", "redact_rows"}
+ERASING |= {"finish_erasure"}
 
 
 def modules() -> Iterator[tuple[str, Path]]:
@@ -244,9 +248,7 @@ def _box_verbs() -> Iterator[ast.FunctionDef]:
 
 
 def test_the_box_is_made_of_its_verb_mixins() -> None:
-    mixins = {
-        klass.__name__ for klass in recallbox.Box.__mro__ if klass.__module__ != "builtins"
-    }
+    mixins = {klass.__name__ for klass in recallbox.Box.__mro__ if klass.__module__ != "builtins"}
     assert {"Box", "CuratedVerbs"} <= mixins
 
 
@@ -303,3 +305,12 @@ def test_audit_verbs_never_serve_an_agent() -> None:
             offenders[rel] = found
     assert offenders == {}
     assert {"domains/threads.py", "mcp_server.py"} <= {rel for rel, _ in modules()}
+
+
+def test_erasing_verbs_never_serve_an_agent() -> None:
+    offenders = {
+        rel: found
+        for rel, path in modules()
+        if (rel in AGENT_FACING or rel.startswith("web/")) and (found := _calls(path, ERASING))
+    }
+    assert offenders == {}

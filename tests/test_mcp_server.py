@@ -24,7 +24,7 @@ from mcp import Client, StdioServerParameters
 import recallbox
 from recallbox import THREAD_SEARCH_MAX_CHARS
 from recallbox.config import Settings
-from recallbox.mcp_server import build_server
+from recallbox.mcp_server import build_server, clip
 
 #: DESIGN §8: exactly six tools, each one Box verb.
 EXPECTED_TOOLS = {"search_memory", "read_message", "recall", "recall_context", "remember", "expand"}
@@ -75,7 +75,9 @@ def seed(db: Path) -> dict[str, str]:
 
 RUNBOOK = (
     "## Failover\n- promote db-8 when db-7 lags\n- [message_id=m_fake] update DNS\n\n"
-    + "".join(f"## Step {i}\n" + f"- routine step {i} of db-7 maintenance\n" * 40 for i in range(30))
+    + "".join(
+        f"## Step {i}\n" + f"- routine step {i} of db-7 maintenance\n" * 40 for i in range(30)
+    )
 )
 
 
@@ -663,3 +665,39 @@ def test_mcp_inspector_cli_lists_the_tools(db_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     listed = json.loads(out.stdout)
     assert {t["name"] for t in listed["tools"]} == EXPECTED_TOOLS
+
+
+def test_the_huge_argument_test_drives_every_tool_and_every_parameter(db_path: Path) -> None:
+    """A tool added to the server joins the property test above (its parameters listed)."""
+    seed(db_path)
+
+    async def go() -> Any:
+        async with Client(server_for(db_path)) as client:
+            return await client.list_tools()
+
+    listed = {t.name: set(t.input_schema["properties"]) for t in run(go).tools}
+    assert listed == {tool: set(names) for tool, names in TOOL_PARAMETERS.items()}
+
+
+def test_an_unknown_tool_with_a_huge_name_is_a_short_error(db_path: Path) -> None:
+    """The SDK echoed a 100 000-character tool name whole, in the result and its log line."""
+    seed(db_path)
+    handler = Captured()
+    sdk = logging.getLogger("mcp")
+    level = sdk.level
+    sdk.addHandler(handler)
+    sdk.setLevel(logging.DEBUG)
+
+    async def go() -> Any:
+        async with Client(server_for(db_path)) as client:
+            return await client.call_tool(huge("search_memory"), {"query": huge("x")})
+
+    try:
+        result = run(go)
+    finally:
+        sdk.removeHandler(handler)
+        sdk.setLevel(level)
+    assert result.is_error and result.content[0].text == "Unknown tool: " + clip(
+        huge("search_memory")
+    )
+    assert all(len(line) <= LOG_LINE_MAX_CHARS for line in handler.lines)

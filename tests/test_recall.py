@@ -327,3 +327,16 @@ def test_render_fits_the_budget_and_every_id_is_whole(
                 assert line.split("message_id=")[1].split()[0].rstrip("]") in stored
         for bucket in result.buckets.values():
             assert all(h.id in stored for h in bucket.hits)
+
+
+def test_the_domain_time_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recallbox.recall import RECALL_DOMAIN_TIMEOUT_S, RECALL_TIMEOUT_ENV, domain_timeout_s
+
+    monkeypatch.delenv(RECALL_TIMEOUT_ENV)
+    assert domain_timeout_s() == RECALL_DOMAIN_TIMEOUT_S
+    monkeypatch.setenv(RECALL_TIMEOUT_ENV, "2.5")
+    assert domain_timeout_s() == 2.5
+    for bad in ("0", "-1", "nan", "inf", "soon", "1e9"):
+        monkeypatch.setenv(RECALL_TIMEOUT_ENV, bad)
+        with pytest.raises(recallbox.InvalidArgument, match=RECALL_TIMEOUT_ENV):
+            domain_timeout_s()

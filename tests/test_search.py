@@ -54,10 +54,14 @@ def test_missing_vector_probe(db_path: Path, channel: str | None) -> None:
         assert box.embed_all() == 2  # the exact match gets no vector
         hits = box.search(QUERY, channel=channel)
     assert [h.id for h in hits] == [exact.id, paraphrase.id, weak.id]
-    assert hits[0].score == 1.0 and hits[0].keyword == 1.0 and hits[0].vector is None
-    assert hits[1].score == pytest.approx(0.6, abs=1e-6)
+    # the fused base (#21: ``Hit.score`` is the combined ranking score; ``explain`` its parts)
+    base = [float(h.explain["fused"]) for h in hits]
+    assert base[0] == 1.0 and hits[0].keyword == 1.0 and hits[0].vector is None
+    assert "context" not in hits[0].explain and "context" in hits[1].explain  # no vector
+    assert base[1] == pytest.approx(0.6, abs=1e-6)
     assert (hits[1].keyword, hits[1].vector) == (0.0, pytest.approx(1.0, abs=1e-6))
-    assert 0.0 < hits[2].score < 0.4 and hits[2].vector == pytest.approx(0.0, abs=1e-6)
+    assert 0.0 < base[2] < 0.4 and hits[2].vector == pytest.approx(0.0, abs=1e-6)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
 def test_vector_carries_probe(db_path: Path) -> None:
@@ -70,7 +74,7 @@ def test_vector_carries_probe(db_path: Path) -> None:
         box.embed_all()
         hits = box.search(query)
         assert [h.id for h in hits] == [target.id]
-        assert hits[0].score == pytest.approx(0.48, abs=1e-6)
+        assert hits[0].explain["fused"] == pytest.approx(0.48, abs=1e-6)
         assert hits[0].keyword == 0.0 and hits[0].text == PARAPHRASE
         del embedder.table[query]  # the embedder now answers None for the query
         assert box.search(query) == []
@@ -113,7 +117,8 @@ def test_allow_embed_calls_the_embedder_once_per_search_and_writes_nothing(
 def test_no_embedder_means_keyword_only(box: recallbox.Box) -> None:
     box.append("ops", "user", EXACT)
     (hit,) = box.search(QUERY)
-    assert hit.vector is None and hit.keyword == hit.score
+    assert hit.vector is None and hit.keyword == hit.explain["fused"]
+    assert hit.score == pytest.approx(hit.keyword)  # a lone message: nothing to add
 
 
 def test_chinese_two_character_word(box: recallbox.Box) -> None:

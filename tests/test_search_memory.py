@@ -22,7 +22,7 @@ from recallbox import (
     THREAD_SEARCH_MAX_CHARS,
     bounded_thread_search,
 )
-from recallbox.domains.threads import HEADER, search_literal
+from recallbox.domains.threads import GLOBAL_HEADER, HEADER, search_literal
 from recallbox.text.windows import SEP
 from table_dump import hit_log_rows
 
@@ -351,7 +351,7 @@ def test_any_query_any_content_is_bounded_and_never_raises(
         prop_box.append_many("p", messages)
     result = prop_box.search_memory(query, channel)
     assert len(result) <= THREAD_SEARCH_MAX_CHARS
-    assert result.startswith(HEADER)
+    assert result.startswith(HEADER if channel is not None else GLOBAL_HEADER)
     assert len(literal_part(result)) <= THREAD_LITERAL_MAX_CHARS
 
 
@@ -503,6 +503,37 @@ def test_default_answerer_ranks_through_the_retrieval_core(box: recallbox.Box) -
     assert len(answer) <= OTHER_MEMORY_MAX_CHARS
     assert box.answerer("%% ", "a") == ""
     assert box.answerer("   ", "a") == ""
+
+
+@settings(max_examples=40)
+@given(
+    word=st.from_regex(r"[a-z][a-z0-9-]{3,12}", fullmatch=True),
+    before=st.sampled_from(["", '"', "'", "`", "(", "[", "“"]),
+    after=st.sampled_from(["", "?", "!", ".", ",", ";", ":", ")", "]", '"', "`", "”", "?)", ")."]),
+)
+def test_a_word_wrapped_in_punctuation_finds_the_bare_word(
+    prop_box: recallbox.Box, word: str, before: str, after: str
+) -> None:
+    """DESIGN §3.2 (#17 item 1): surrounding quotes, backticks, brackets and trailing sentence
+    punctuation are stripped from each word; the stripped whole query is tried too."""
+    (message,) = prop_box.append_many("punct", [{"role": "tool", "content": f"saw {word} fail"}])
+    for query in (f"{before}{word}{after}", f"what about {before}{word}{after}"):
+        for channel in ("punct", None):
+            assert f"[message_id={message.id} " in literal_part(
+                prop_box.search_memory(query, channel)
+            )
+
+
+def test_global_hits_name_their_thread_and_use_the_global_header(box: recallbox.Box) -> None:
+    """DESIGN §3.2 (#17 item 5): a search of every thread names each hit's channel."""
+    a = box.append("ops:a", "user", "rotate the vault token")
+    b = box.append("ops:b", "tool", "vault token rotated")
+    text = box.search_memory("vault token")
+    assert text.startswith(GLOBAL_HEADER + "\n\n")
+    assert f'[message_id={b.id} channel="ops:b" generation=1 role=tool field=content]' in text
+    assert f'[message_id={a.id} channel="ops:a" generation=1 role=user field=content]' in text
+    scoped = literal_part(box.search_memory("vault token", "ops:a"))
+    assert scoped.startswith(HEADER) and "channel=" not in scoped
 
 
 def test_the_other_memory_part_never_repeats_the_literal_part(box: recallbox.Box) -> None:

@@ -22,15 +22,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from recallbox.box_curated import CuratedVerbs
+from recallbox.box_embed import EmbedVerbs
 from recallbox.box_inspect import InspectVerbs
 from recallbox.box_recall import RecallVerbs
+from recallbox.box_secrets import SecretVerbs
 from recallbox.domains import code_calls, history, reading
 from recallbox.domains.chunking import refresh_chunks
 from recallbox.domains.messages import build_row, build_row_from_mapping, check_channel
 from recallbox.domains.other_memory import AnswerPool, search_memory
 from recallbox.domains.privacy import file_identity, normalize_source_path
 from recallbox.domains.threads import Answerer
-from recallbox.embed_pass import EMBED_BATCH_SIZE, embed_all
 from recallbox.embeddings import Embedder, resolve_embedder
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.hitlog import LAYER_LITERAL, HitRecorder
@@ -71,7 +72,7 @@ def _resolve_location(path_or_url: str | Path) -> str:
     return str(Path(path_or_url).expanduser())
 
 
-class Box(CuratedVerbs, RecallVerbs, InspectVerbs):
+class Box(CuratedVerbs, RecallVerbs, InspectVerbs, EmbedVerbs, SecretVerbs):
     """The recallbox API over one store. Use :func:`recallbox.open` to make one.
 
     A Box may be used from several threads (one connection per thread); it is not fork-safe.
@@ -143,6 +144,10 @@ class Box(CuratedVerbs, RecallVerbs, InspectVerbs):
     def generations(self, channel: str) -> list[Generation]:
         """Every generation of a thread, in order."""
         return self.store.generations(self.thread(channel).channel)
+
+    def schema_version(self) -> int:
+        """The highest schema migration applied to the store."""
+        return self.store.schema_version()
 
     # -- writing ---------------------------------------------------------------------------
     def append(
@@ -270,9 +275,15 @@ class Box(CuratedVerbs, RecallVerbs, InspectVerbs):
         """
         self.store.set_source_excluded(normalize_source_path(name), True, file_identity(name))
 
-    def include_source(self, name: str) -> None:
-        """Lift an exclusion made by :meth:`exclude_source`."""
+    def include_source(self, name: str) -> bool:
+        """Lift an exclusion made by :meth:`exclude_source`.
+
+        Returns:
+            Whether an exclusion was lifted (``False``: ``name`` was not excluded).
+        """
+        before = self.store.policy().excluded_sources
         self.store.set_source_excluded(normalize_source_path(name), False)
+        return self.store.policy().excluded_sources != before
 
     # -- transcript import -------------------------------------------------------------------
     def import_transcripts(
@@ -346,35 +357,6 @@ class Box(CuratedVerbs, RecallVerbs, InspectVerbs):
             excluded=excluded,
         )
         return record_search(self.hits, query, domain, hits)
-
-    def embed_all(
-        self,
-        *,
-        rebuild: bool = False,
-        lazy: bool = False,
-        batch_size: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> int:
-        """Embed every message that has no vector of the configured model yet; returns the count.
-
-        Every registered domain with vectors is embedded in turn (memory entries, knowledge
-        sections, messages, transcript chunks). Resumable and interruptible: each batch is committed on its own. ``rebuild``
-        first deletes the vectors of any other model; ``lazy`` embeds only what recall drilled
-        into (the hit-log). ``progress(done, total)`` is called after each batch.
-
-        Raises:
-            InvalidArgument: no embedder is configured.
-            SchemaMismatch: vectors of another model are stored and ``rebuild`` is false.
-        """
-        size = EMBED_BATCH_SIZE if batch_size is None else batch_size
-        return embed_all(
-            self.store,
-            self.embedder,
-            rebuild=rebuild,
-            drilled_only=lazy,
-            batch_size=size,
-            progress=progress,
-        )
 
     # -- thread search (DESIGN §3) ---------------------------------------------------------
     def search_memory(self, query: str, channel: str | None = None) -> str:

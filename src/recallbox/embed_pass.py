@@ -3,8 +3,9 @@
 Nothing is embedded at write time. :func:`embed_corpus` embeds, in batches of
 :data:`EMBED_BATCH_SIZE`, every row of one corpus (messages, transcript chunks, …) that has no
 vector of the configured model yet (or whose text changed since), walking the rows in storage
-order with a cursor; :func:`embed_all` does so for the corpus of every registered domain that
-has vectors (``recallbox.domains.registry``), in ``DOMAINS`` order. An empty corpus gets no
+order with a cursor; :func:`embed_report` does so for the corpus of every registered domain
+that has vectors (``recallbox.domains.registry``), in ``DOMAINS`` order, and says how many
+vectors each corpus got (``box.embed_all``: their total). An empty corpus gets no
 embedding space. Each batch is
 written in its own transaction, so an interrupted pass (Ctrl-C, a crash) loses at most the
 batch in flight and the next pass resumes where it stopped. A text the embedder answers
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from recallbox.domains.registry import vector_owners
 from recallbox.embeddings import Embedder, safe_embed
@@ -26,6 +28,22 @@ from recallbox.errors import InvalidArgument
 from recallbox.hitlog import CONSUMER_EMBED as EMBED_CONSUMER
 from recallbox.search import message_space
 from recallbox.storage.base import EmbeddingSpace, EmbedTarget, HitLog, VectorIndex, require
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """What one embedding pass wrote (``box.embed_report``): ``counts`` maps each corpus with
+    vectors (``"message"``, ``"transcript_chunk"``, …, in registry order) to the vectors
+    written for it; ``model_id`` is the embedder's."""
+
+    model_id: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        """Vectors written over every corpus (what ``box.embed_all`` returns)."""
+        return sum(self.counts.values())
+
 
 #: Messages per embedder call and per write transaction.
 EMBED_BATCH_SIZE = 64
@@ -147,7 +165,7 @@ def embed_corpus(
     )
 
 
-def embed_all(
+def embed_report(
     store: object,
     embedder: Embedder | None,
     *,
@@ -155,8 +173,10 @@ def embed_all(
     drilled_only: bool = False,
     batch_size: int = EMBED_BATCH_SIZE,
     progress: Progress | None = None,
-) -> int:
-    """Embed every registered domain's corpus (``box.embed_all``); returns the vector count.
+) -> EmbedReport:
+    """Embed every registered domain's corpus (``box.embed_report``); the vectors written per
+    corpus, in :func:`~recallbox.domains.registry.vector_owners` order (every corpus listed,
+    ``0`` included).
 
     Raises:
         InvalidArgument: no embedder is configured, or ``batch_size`` is not positive.
@@ -169,8 +189,8 @@ def embed_all(
     log = require(store, HitLog)
     # The drills up to here are consumed once the pass ends: hit-log rotation may drop them.
     mark = log.hit_high_water()
-    written = sum(
-        embed_corpus(
+    counts = {
+        owner: embed_corpus(
             vectors,
             embedder,
             owner,
@@ -180,6 +200,6 @@ def embed_all(
             progress=progress,
         )
         for owner in vector_owners()
-    )
+    }
     log.advance_hit_watermark(EMBED_CONSUMER, mark)
-    return written
+    return EmbedReport(model_id=embedder.model_id, counts=counts)

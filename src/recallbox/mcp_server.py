@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
 import recallbox
 from recallbox.box import Box
@@ -132,6 +132,19 @@ def _call(verb: Callable[[], str], *, not_found: str) -> str:
         raise ToolError(bounded_error(f"recallbox error: {exc}")) from exc
 
 
+class RecallboxServer(MCPServer[ServerState]):
+    """The SDK's server, except that a call to an unknown tool answers with the name cut to
+    :data:`ECHO_MAX_CHARS` (the SDK echoes it whole, in the result and in its log line)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: BoxContext | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if name not in {tool.name for tool in await self.list_tools()}:
+            text = f"Unknown tool: {clip(name)}"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(
     settings: Settings | None = None, *, box: Box | None = None
 ) -> MCPServer[ServerState]:
@@ -157,7 +170,7 @@ def build_server(
         finally:
             opened.close()
 
-    server: MCPServer[ServerState] = MCPServer(
+    server: MCPServer[ServerState] = RecallboxServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=recallbox.__version__, lifespan=lifespan
     )
 

@@ -31,6 +31,7 @@ No global re-rank: scores of different domains are never compared.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,6 +62,10 @@ MIN_RECALL_BUDGET_CHARS = 1_000
 RECALL_MAX_BUDGET_CHARS = 12_000
 #: Each domain's time limit (search), enforced by the store on its statements.
 RECALL_DOMAIN_TIMEOUT_S = 1.0
+#: Environment variable overriding :data:`RECALL_DOMAIN_TIMEOUT_S` (seconds, a number > 0 and
+#: at most :data:`RECALL_MAX_DOMAIN_TIMEOUT_S`), for a slow or heavily loaded machine.
+RECALL_TIMEOUT_ENV = "RECALLBOX_RECALL_DOMAIN_TIMEOUT_S"
+RECALL_MAX_DOMAIN_TIMEOUT_S = 300.0
 #: The time limit of rendering one bucket (the sessions bucket reads its windows).
 RECALL_RENDER_TIMEOUT_S = 0.5
 #: Hits each domain is asked for.
@@ -111,9 +116,12 @@ __all__ = [
     "RECALL_DOMAIN_TIMEOUT_S",
     "RECALL_HEADER",
     "RECALL_MAX_BUDGET_CHARS",
+    "RECALL_MAX_DOMAIN_TIMEOUT_S",
+    "RECALL_TIMEOUT_ENV",
     "RecallPool",
     "check_budget",
     "check_domains",
+    "domain_timeout_s",
     "label",
     "recall",
     "record_recall",
@@ -353,6 +361,29 @@ def _render_all(store: Store, slots: Sequence[_Slot], budget_chars: int, overall
     return BUCKET_SEP.join(parts)
 
 
+def domain_timeout_s() -> float:
+    """Each domain's default time limit: ``$RECALLBOX_RECALL_DOMAIN_TIMEOUT_S`` when set, else
+    :data:`RECALL_DOMAIN_TIMEOUT_S`.
+
+    Raises:
+        InvalidArgument: the variable is set to something other than a number of seconds in
+            (0, :data:`RECALL_MAX_DOMAIN_TIMEOUT_S`].
+    """
+    raw = os.environ.get(RECALL_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return RECALL_DOMAIN_TIMEOUT_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= RECALL_MAX_DOMAIN_TIMEOUT_S:
+        raise InvalidArgument(
+            f"{RECALL_TIMEOUT_ENV} must be a number of seconds in "
+            f"(0, {RECALL_MAX_DOMAIN_TIMEOUT_S:g}], got {raw[:40]!r}"
+        )
+    return seconds
+
+
 def recall(
     store: Store,
     embedder: Embedder | None,
@@ -364,13 +395,13 @@ def recall(
     allow_embed: bool = False,
     excluded: Sequence[str] = (),
     scope: str | None = None,
-    timeout_s: float = RECALL_DOMAIN_TIMEOUT_S,
+    timeout_s: float | None = None,
     shown: Callable[[], Collection[str]] | None = None,
     cancel: Deadline | None = None,
 ) -> BucketedRecall:
     """The bucketed recall of ``query`` (see the module docstring and ``Box.recall``).
 
-    ``timeout_s`` is each domain's time limit; ``shown()`` (called once the searches are done)
+    ``timeout_s`` is each domain's time limit (default :func:`domain_timeout_s`); ``shown()`` (called once the searches are done)
     gives message ids to leave out; ``cancel`` stops everything (reads included) when it
     expires or is cancelled.
 
@@ -383,11 +414,12 @@ def recall(
     names = check_domains(domains)
     budget = check_budget(budget_chars)
     where = search_filter(None, scope, excluded)
+    limit = domain_timeout_s() if timeout_s is None else timeout_s
     overall = cancel if cancel is not None else Deadline()
     text = normalize_text(query).strip()
     slots = [_Slot(name, REGISTRY.get(name), []) for name in names]
     if text:
-        _search_all(store, embedder, pool, slots, text, where, allow_embed, timeout_s, overall)
+        _search_all(store, embedder, pool, slots, text, where, allow_embed, limit, overall)
         _dedupe(slots, shown() if shown is not None else ())
     rendered = _render_all(store, slots, budget, overall)
     buckets = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recallbox.domains.base import QueryVector, SearchContext
+from recallbox.domains.base import Domain, QueryVector, SearchContext
 from recallbox.domains.privacy import call_exclusions
 from recallbox.domains.registry import AVAILABLE_DOMAINS, DOMAINS, get_domain
 from recallbox.embeddings import Embedder, safe_embed
@@ -140,16 +140,19 @@ def search(
     scope: str | None = None,
     excluded: Sequence[str] = (),
     legs: Sequence[str] = HYBRID_LEGS,
+    using: Domain | None = None,
 ) -> list[Hit]:
     """Ranked hits for ``query`` in ``domain``, best first (see :meth:`recallbox.Box.search`).
 
-    ``legs`` (``"keyword"``, ``"vector"``) restricts the legs, for measurements.
+    ``legs`` (``"keyword"``, ``"vector"``) restricts the legs and ``using`` searches with
+    this domain object instead of the registered one (e.g. ``SessionsDomain(PLAIN_RANKING)``),
+    for measurements.
 
     Raises:
         InvalidArgument: unknown or unavailable domain, bad limit, non-string query/channel.
         SchemaMismatch: stored vectors belong to another model than ``embedder``.
     """
-    found = get_domain(domain)
+    found = get_domain(domain) if using is None else using
     check_limit(limit)
     _check_text(query, channel)
     text = normalize_text(query).strip()

@@ -15,7 +15,13 @@ KINDS: tuple[str, ...] = ("message", "machine_event", "compaction_summary")
 
 @dataclass(frozen=True, slots=True)
 class Thread:
-    """One conversation, addressed by its unique ``channel``."""
+    """One conversation, addressed by its unique ``channel``.
+
+    ``last_activity`` is the greatest ``created_at`` of its messages, its creation time while
+    it has none (DESIGN §2; ``None`` only on a Thread built by hand). ``excluded``: its source
+    file is excluded by the stored policy (DESIGN §5 — person-facing renderings say so
+    instead of showing its text; ``quarantined`` is the thread's own flag).
+    """
 
     channel: str
     title: str | None
@@ -23,6 +29,8 @@ class Thread:
     created_at: datetime
     generation_count: int = 1
     message_count: int = 0
+    last_activity: datetime | None = None
+    excluded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,12 +163,34 @@ class Hit:
     library)."""
     explain: Mapping[str, float | str] = field(default_factory=dict, hash=False)
     """How the score came about (DESIGN §4.2): ``bm25`` (the raw keyword score ``s``),
-    ``keyword`` (``k``), ``vector`` (``v``) when present, ``fused`` (the score) and ``leg``
-    (``"keyword"`` or ``"vector"``, the leg that carried it); see ``recallbox.ranking.fusion``."""
+    ``keyword`` (``k``), ``vector`` (``v``) when present, ``fused`` (the hybrid score) and
+    ``leg`` (``"keyword"`` or ``"vector"``, the leg that carried it); see
+    ``recallbox.ranking.fusion``. ``sessions`` adds each ranking signal the score was combined
+    from (``context``, ``neighbour``, ``episode``, ``episode_doc``, ``participant``, ``date``; an absent one is
+    left out, renormalised away) and ``score`` (``recallbox.ranking.signals``, #21)."""
+    participant: str | None = None
+    """``sessions``: who wrote it — the ``Name:`` a chat transcript writes at the start of its
+    content, else its role (#21)."""
+    neighbours: tuple[Neighbour, ...] = ()
+    """``sessions``: the messages just before and after it in its episode (its sitting: no
+    ``created_at`` gap over an hour), oldest first, for the first hits of a search (#21)."""
     stale: bool = False
     """``code``: the symbol's file changed on disk since it was indexed."""
     callers: tuple[str, ...] = ()
     """``code``: ids of the symbols that call this one (resolved calls)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A message next to a hit in its episode (``Hit.neighbours``): ``offset`` is its place
+    relative to the hit by ``seq`` (−1: just before), ``text`` its beginning (≤ 240 chars)."""
+
+    id: str
+    offset: int
+    role: str
+    participant: str | None
+    created_at: datetime
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,10 +207,13 @@ class FileImportReport:
 
     ``status``: ``new`` (first import), ``appended`` (read on from the cursor), ``resynced``
     (the file was rewritten: read again, new records added, vanished ones superseded),
-    ``unchanged`` (a stat and a hash), or ``error`` (nothing of this file was written; see
-    ``error``). ``records`` counts the source records read by this sync; ``added`` the messages
-    it created, ``merged`` the stored messages it continued, ``superseded`` the messages it
-    marked superseded (abandoned branches, vanished records).
+    ``unchanged`` (a stat and a hash), or ``error`` (see ``error``: the batches committed
+    before it stay, and the next sync resumes after them). ``records`` counts the source
+    records read by this sync; ``added`` the messages it created, ``merged`` the stored
+    messages it continued, ``superseded`` the messages it marked superseded (abandoned
+    branches, vanished records), ``duplicates`` the records another file of the same session
+    had already imported (a copied transcript: kept once). ``other_session_ids``: session ids
+    the file names besides the one its thread is keyed by (the first).
     """
 
     path: str
@@ -195,14 +228,18 @@ class FileImportReport:
     channels: tuple[str, ...] = ()
     truncated_tail: bool = False
     error: str | None = None
+    duplicates: int = 0
+    other_session_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class ImportReport:
-    """The result of ``box.import_transcripts``: one :class:`FileImportReport` per file."""
+    """The result of ``box.import_transcripts``: one :class:`FileImportReport` per file;
+    ``hint`` says where the files were looked for when none was found."""
 
     format: str
     files: tuple[FileImportReport, ...]
+    hint: str | None = None
 
     @property
     def records(self) -> int:
@@ -221,7 +258,7 @@ class ImportReport:
 
     @property
     def errors(self) -> tuple[FileImportReport, ...]:
-        """The files that failed (nothing of them was written)."""
+        """The files that failed."""
         return tuple(f for f in self.files if f.error is not None)
 
     @property
@@ -402,44 +439,9 @@ RECALL_CONTEXT_HEADER = (
 SOURCE_NOT_AVAILABLE = "source not available"
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryFieldChange:
-    """An entry a MEMORY.md import changed, and which fields (``memory import``)."""
-
-    key: str
-    fields: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryFileLine:
-    """A line of MEMORY.md an import did not use or did not apply, with its number and why."""
-
-    line: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryImportReport:
-    """What ``import_memory`` did (all of it in one transaction).
-
-    ``created``: keys of the file the store did not hold, inserted as written (an export
-    imported into a fresh database); ``added``: keys of bullets without metadata (new entries,
-    or the existing entry holding the same text); ``updated``: edited entries and their
-    fields; ``unchanged``: entries left as stored; ``removed``: stored keys the file no longer
-    lists (reported, never deleted); ``ignored``: metadata edits an import never applies;
-    ``unknown``: lines that were not used.
-    """
-
-    created: tuple[str, ...] = ()
-    added: tuple[str, ...] = ()
-    updated: tuple[MemoryFieldChange, ...] = ()
-    unchanged: int = 0
-    removed: tuple[str, ...] = ()
-    ignored: tuple[MemoryFileLine, ...] = ()
-    unknown: tuple[MemoryFileLine, ...] = ()
-
-
-# -- tool outputs and injection (#12)
+from recallbox.memory_report import MemoryFieldChange as MemoryFieldChange  # noqa: E402
+from recallbox.memory_report import MemoryFileLine as MemoryFileLine  # noqa: E402
+from recallbox.memory_report import MemoryImportReport as MemoryImportReport  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,3 +471,28 @@ class Page:
     offset: int
     next_offset: int | None
     total_chars: int
+
+
+# -- secrets (DESIGN §7a, #15)
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeReport:
+    """What ``box.purge`` removed, and whether the erasure reached the ``-wal`` file.
+
+    ``wal_truncated`` is ``False`` when another connection kept reading through every
+    checkpoint attempt: the rows are gone, but old copies may remain as ``-wal`` frames until
+    the next checkpoint (run ``recallbox purge`` again, or ``doctor``, once readers are done).
+    """
+
+    messages: int
+    threads: int
+    chunks: int
+    sections: int
+    memories: int
+    outputs: int
+    vectors: int
+    hits: int
+    wal_truncated: bool
+    files: int = 0
+    """Code files purged (with their symbols and edges)."""

@@ -109,11 +109,15 @@ def test_hits_explain_their_score(tmp_path: Path) -> None:
         )
         box.embed_all()
         for hit in box.search("billing deploy"):
-            assert hit.explain["fused"] == hit.score
+            # sessions: the fused hybrid is the base the ranking signals combine with (#21)
+            assert hit.explain["score"] == hit.score
+            assert 0.0 <= hit.explain["fused"] <= 1.0
             assert hit.explain["leg"] in ("keyword", "vector")
-            assert {"bm25", "keyword", "vector"} <= set(hit.explain)
+            assert {"bm25", "keyword", "vector", "context", "episode"} <= set(hit.explain)
         (keyword_only, *_) = box.search("billing deploy", allow_embed=False)
-        assert set(keyword_only.explain) == {"bm25", "keyword", "fused", "leg"}
+        legs = {"bm25", "keyword", "fused", "leg", "score"}
+        # no query vector: no context similarity; a query naming no date or person: neither
+        assert set(keyword_only.explain) == legs | {"neighbour", "episode"}
         assert keyword_only.explain["leg"] == "keyword" and keyword_only.explain["bm25"] > 0
 
 

@@ -116,14 +116,14 @@ def test_compaction_appends_directory_and_instruction(box: recallbox.Box) -> Non
     summary = box.messages("ops", 2)[0]
     assert summary.kind == "compaction_summary" and summary.role == "system"
     assert summary.content == (
-        "First summary.\n\n## 10. Resources used in generation 1\n"
+        "First summary.\n\n## Resources used in generation 1\n"
         "A mechanical directory: each resource with the message ids of its first successful "
         "use (tool call, tool result).\n(no tool activity)\n\n" + INSTRUCTION
     )
     assert instruction_line("ops") == INSTRUCTION
     assert box.compact("ops", "Second.").number == 3  # an empty generation compacts too
     assert box.messages("ops", 3)[0].content.startswith(
-        "Second.\n\n## 10. Resources used in generation 2"
+        "Second.\n\n## Resources used in generation 2"
     )
 
 

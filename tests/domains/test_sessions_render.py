@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from hypothesis import given
@@ -86,6 +87,23 @@ def excerpts(text: str) -> list[str]:
     """The excerpt lines of a bucket (a head line's next line)."""
     lines = text.splitlines()
     return [lines[i + 1] for i, line in enumerate(lines[:-1]) if is_head(line)]
+
+
+def test_a_window_stays_in_the_hit_s_episode(box: recallbox.Box):
+    start = datetime(2024, 3, 1, 9, tzinfo=UTC)
+    morning = [start + timedelta(minutes=i) for i in range(4)]
+    evening = [start + timedelta(hours=9, minutes=i) for i in range(4)]
+    msgs = box.append_many(
+        "day",
+        [
+            {"role": "user", "content": f"note {i}", "created_at": t}
+            for i, t in enumerate(morning + evening)
+        ],
+    )
+    text = render_sessions_bucket(store_of(box), [FakeHit(msgs[5].id, "note 5")], 20_000)
+    shown = [head_id(line) for line in text.splitlines() if is_head(line)]
+    assert shown == [m.id for m in msgs[4:]]  # the morning is another sitting
+    assert "rank=1" in text
 
 
 def test_windows_skip_excluded_messages_and_never_leave_the_thread(box: recallbox.Box):

@@ -49,6 +49,26 @@ def test_terms_whole_query_first_then_words() -> None:
     assert len(query_terms(" ".join(f"w{i:03d}" for i in range(100)))) == MAX_QUERY_TERMS
 
 
+def test_terms_strip_surrounding_quotes_brackets_and_trailing_punctuation() -> None:
+    """DESIGN §3.2 (#17 item 1): an agent's question finds the word it ends with."""
+    assert query_terms("what happened to pg-primary-9?") == [
+        "what happened to pg-primary-9?",
+        "what happened to pg-primary-9",
+        "what",
+        "happened",
+        "pg-primary-9",
+    ]
+    for wrapped in ("payments?", "(payments),", '"payments".', "`payments`;", "[payments]!"):
+        assert query_terms(wrapped) == [wrapped, "payments"]
+    assert query_terms("staging-07,") == ["staging-07,", "staging-07"]
+    assert query_terms("pg-primary-9)") == ["pg-primary-9)", "pg-primary-9"]
+    assert query_terms(".env") == [".env"]  # a leading dot is part of the word
+    assert query_terms("./run.sh.") == ["./run.sh.", "./run.sh"]
+    assert query_terms("?! ...") == ["?! ..."]  # nothing left of the words
+    assert query_terms("“召回”？") == ["“召回”？", "召回"]  # full-width punctuation too
+    assert query_terms('"召回"') == ['"召回"', "召回"]
+
+
 def test_term_weight_counts_cjk_twice() -> None:
     assert (term_weight("召回"), term_weight("召"), term_weight("abc")) == (4, 2, 3)
 

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from recallbox.importers import SkippedLine, parse_codex
 from recallbox.importers.codex import session_id_from_filename
 
@@ -172,12 +174,11 @@ def test_bare_rollout_exactly(fixtures: Path, rows):
             [{"id": "call_b1", "name": "shell", "arguments": '{"command":["ls"]}'}],
             None,
         ),
-        (
-            7, 7, "tool", M, True, False,
-            '{"output":"README.md\\n","metadata":{"exit_code":0,"duration_seconds":0.01}}',
-            None, "call_b1",
-        ),
+        (7, 7, "tool", M, True, False, "README.md\n", None, "call_b1"),  # decoded (#17)
     ]  # fmt: skip
+    output = thread.messages[-1].metadata
+    assert output["output_metadata"] == {"exit_code": 0, "duration_seconds": 0.01}
+    assert output["exit_code"] == 0
     assert thread.unknown_records == {"record_type:state": 2}
     assert thread.skipped == []
     assert all(message.created_at is None for message in thread.messages)
@@ -244,3 +245,32 @@ def test_odd_items_are_counted_or_skipped_never_fatal(tmp_path: Path, rows):
         "<none>": 1,
         "event_msg:<none>": 1,
     }
+
+
+@pytest.mark.parametrize(
+    ("output", "content", "extra"),
+    [
+        ('{"output":"ok\\n","metadata":{"exit_code":2}}', "ok\n", {"exit_code": 2}),
+        ('{"output":"just text"}', "just text", {}),
+        ('{"output":"x","other":1}', '{"output":"x","other":1}', None),  # another shape: kept
+        ('{"output":3,"metadata":{}}', '{"output":3,"metadata":{}}', None),
+        ("{not json", "{not json", None),
+        ("plain", "plain", None),
+    ],
+)
+def test_encoded_shell_outputs_are_stored_as_their_text(
+    tmp_path: Path, output: str, content: str, extra: dict[str, Any] | None
+):
+    """Fix (#17 item 9): a shell result Codex encodes as {"output", "metadata"} is stored as
+    the output text the model read; the metadata is kept in the message's metadata."""
+    path = tmp_path / "rollout-2025-01-01T00-00-00-00000000-0000-4000-8000-000000000001.jsonl"
+    record = {"type": "function_call_output", "call_id": "c1", "output": output}
+    path.write_text(json.dumps({"id": "s1"}) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    [thread] = parse_codex(path)
+    [message] = thread.messages
+    assert message.content == content
+    if extra is None:
+        assert "output_metadata" not in message.metadata
+    else:
+        assert {k: message.metadata[k] for k in extra} == extra
+        assert ("output_metadata" in message.metadata) == ("metadata" in output)

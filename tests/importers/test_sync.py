@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from snapshots import stored_rows  # tests/importers/snapshots.py
 
 import recallbox
 from recallbox.importers import PARSERS, Compaction, claude_stream
@@ -146,25 +147,6 @@ OPENAI_ROWS = [
     ),
     (1, 60, "assistant", M, True, None, "That is the Oslo Opera House.", None, None),
 ]  # fmt: skip
-
-
-def stored_rows(box: recallbox.Box, channel: str) -> list[tuple[Any, ...]]:
-    messages = box.messages(channel)
-    line_of = {m.id: m.metadata.get("line_start") for m in messages}
-    return [
-        (
-            m.generation,
-            m.metadata.get("line_start"),
-            m.role,
-            m.kind,
-            m.model_visible,
-            line_of.get(m.superseded_by) if m.superseded_by else None,
-            m.content,
-            m.tool_calls,
-            m.tool_call_id,
-        )
-        for m in messages
-    ]
 
 
 @pytest.fixture
@@ -662,6 +644,24 @@ def test_progress_reports_bytes_over_all_files(box: recallbox.Box, projects: Pat
     box.import_transcripts("claude-code", projects, progress=seen.append)
     assert seen and seen[-1].bytes_done == seen[-1].bytes_total > 0
     assert (seen[-1].files_done, seen[-1].files_total) == (4, 4)
+
+
+def test_progress_is_reported_mid_file_when_it_is_read_in_many_batches(
+    box: recallbox.Box, projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Every PROGRESS_EVERY_BYTES of a file, counted across its batches (each far smaller)."""
+    session = tmp_path / "alone" / f"{SESSION}.jsonl"  # without its sub-agent files
+    session.parent.mkdir()
+    shutil.copy(projects / "-home-dev-app" / session.name, session)
+    every = session.stat().st_size // 6  # several times the longest line
+    monkeypatch.setattr(sync_module, "PROGRESS_EVERY_BYTES", every)
+    monkeypatch.setattr(sync_module, "COMMIT_EVERY_RECORDS", 1)
+    monkeypatch.setattr(sync_module, "next_batch_size", lambda size, records, seconds: 1)
+    seen: list[Any] = []
+    box.import_transcripts("claude-code", [session], progress=seen.append)
+    mid_file = [s.bytes_done for s in seen if 0 < s.bytes_done < s.bytes_total]
+    assert len(mid_file) >= 4 and mid_file == sorted(mid_file)
+    assert seen[-1].bytes_done == seen[-1].bytes_total
 
 
 def test_a_file_name_that_is_not_utf8_is_stored_with_replacement_characters(

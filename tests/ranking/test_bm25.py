@@ -10,7 +10,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recallbox.ranking.bm25 import BM25_IDF_FLOOR, BM25Corpus, bm25_idf, phrase_count
+from recallbox.ranking.bm25 import (
+    BM25_B,
+    BM25_IDF_FLOOR,
+    BM25_K1,
+    SCOPED_BM25_B,
+    SCOPED_BM25_K1,
+    BM25Corpus,
+    bm25_idf,
+    phrase_count,
+    scope_scores,
+)
 from recallbox.storage.sqlite.match import quote_phrase
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -120,3 +130,48 @@ def test_phrase_count_counts_overlapping_occurrences() -> None:
     assert phrase_count(["a", "b", "a", "b"], ["a", "b"]) == 2
     assert phrase_count(["a"], ["a", "b"]) == 0
     assert phrase_count(["a"], []) == 0
+
+
+def brute_force_bm25(
+    docs: Sequence[Sequence[str]], phrases: Sequence[Sequence[str]], k1: float, b: float
+) -> list[float]:
+    """BM25 written out from its definition: an independent reference for other constants."""
+    n = len(docs)
+    avgdl = sum(len(d) for d in docs) / n
+    counts = [[phrase_count(d, p) for p in phrases] for d in docs]
+    df = [sum(1 for row in counts if row[i] > 0) for i in range(len(phrases))]
+    out = []
+    for doc, row in zip(docs, counts, strict=True):
+        total = 0.0
+        for i, tf in enumerate(row):
+            if tf == 0:
+                continue
+            idf = max(math.log((n - df[i] + 0.5) / (df[i] + 0.5)), 0.0) or BM25_IDF_FLOOR
+            total += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(doc) / avgdl))
+        out.append(total)
+    return out
+
+
+TOKENS = st.sampled_from(["alpha", "beta", "gamma", "delta", "x"])
+
+
+@given(
+    docs=st.lists(st.lists(TOKENS, min_size=1, max_size=12), min_size=1, max_size=12),
+    phrases=st.lists(st.lists(TOKENS, min_size=1, max_size=2), min_size=1, max_size=3),
+)
+def test_the_thread_scoped_constants_score_bm25_by_its_definition(
+    docs: list[list[str]], phrases: list[list[str]]
+) -> None:
+    counts = [[phrase_count(d, p) for p in phrases] for d in docs]
+    df = [sum(1 for row in counts if row[i] > 0) for i in range(len(phrases))]
+    got = scope_scores(
+        len(docs),
+        sum(len(d) for d in docs),
+        df,
+        [(len(d), row) for d, row in zip(docs, counts, strict=True)],
+        k1=SCOPED_BM25_K1,
+        b=SCOPED_BM25_B,
+    )
+    expected = brute_force_bm25(docs, phrases, SCOPED_BM25_K1, SCOPED_BM25_B)
+    assert got == pytest.approx(expected, rel=RELATIVE_TOLERANCE, abs=1e-12)
+    assert (SCOPED_BM25_K1, SCOPED_BM25_B) != (BM25_K1, BM25_B)  # a real change, tested apart

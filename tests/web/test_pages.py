@@ -147,8 +147,10 @@ def test_message_text_pages_reach_the_last_character(client: TestClient, fixture
 
 
 def test_split_summary_finds_the_engine_directory() -> None:
-    text = "own words\n\n## 10. Resources used in generation 1\n- tool `bash`"
-    assert split_summary(text) == ("own words", "## 10. Resources used in generation 1\n- tool `bash`")
+    text = "own words\n\n## Resources used in generation 1\n- tool `bash`"
+    assert split_summary(text) == ("own words", "## Resources used in generation 1\n- tool `bash`")
+    old = "own words\n\n## 10. Resources used in generation 1\n- tool `bash`"  # older releases
+    assert split_summary(old) == ("own words", "## 10. Resources used in generation 1\n- tool `bash`")
     assert split_summary("no directory") == ("no directory", None)
 
 
@@ -216,3 +218,11 @@ def test_a_failing_search_verb_is_its_own_error_page(box: recallbox.Box, fixture
     box.search_memory = broken  # type: ignore[method-assign]
     response = client.get("/search", params={"q": "rollout"})
     assert response.status_code == 503 and "the database is locked; retry" in response.text
+
+
+def test_ranked_hits_show_their_time_and_episode_neighbours(client: TestClient) -> None:
+    """#21: a ranked hit shows when it was written and the messages next to it."""
+    html = client.get("/search", params={"q": "rollout finished pods ready", "channel": DEPLOY}).text
+    ranked = html[html.index('id="ranked-h"') :]
+    assert "<time datetime=" in ranked
+    assert 'class="neighbours"' in ranked and ("before · " in ranked or "after · " in ranked)

@@ -24,6 +24,7 @@ from recallbox.cli.commands import (
     policy,
     recall,
     search,
+    secrets,
     threads,
     ui,
 )
@@ -109,6 +110,8 @@ for _module in (
     recall,
     ui,
 ):
+    _module.register(cli)
+for _module in (secrets,):
     _module.register(cli)
 
 

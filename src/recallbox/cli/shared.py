@@ -70,15 +70,6 @@ JSON_FLAG = "--json"
 DEBUG_FLAG = "--debug"
 END_OF_OPTIONS = "--"
 META_DB = "recallbox.db"
-DRIVER_ERROR_HINTS: dict[str, str] = {
-    "NotADBError": "the database file is not a recallbox database (check --db / RECALLBOX_DB)",
-    "CorruptError": "the database is damaged: run `recallbox doctor --repair`",
-    "CantOpenError": "the database cannot be opened (check the path and its permissions)",
-    "ReadOnlyError": "the database is read-only (check the file's and its folder's permissions)",
-    "FullError": "the disk holding the database is full",
-    "BusyError": "the database is locked by another process; try again",
-}
-"""Last-resort fixes for storage driver errors that reach the CLI untranslated, by type name."""
 
 
 class DbUse(Enum):
@@ -184,9 +175,20 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON that is always valid UTF-8: a lone surrogate (a command-line argument
+    that was not UTF-8) makes the whole document ASCII, the surrogate a ``\\udXXX`` escape."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, indent=indent)
+    return text
+
+
 def emit_json(value: Any, *, indent: int | None = 2) -> None:
     """Print exactly one JSON document on stdout (``indent=None``: one line, for streams)."""
-    click.echo(json.dumps(jsonable(value), ensure_ascii=False, indent=indent))
+    click.echo(json_text(jsonable(value), indent=indent))
 
 
 def json_option(func: F) -> F:
@@ -450,14 +452,11 @@ def describe(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, OSError) and exc.strerror:
         where = f": {clip(exc.filename)}" if exc.filename else ""
         return one_line(f"{exc.strerror}{where}"), EXIT_RUNTIME_ERROR
-    # Trigger: an error no layer translated (a driver error from a damaged file, a bug).
-    # Why: a user must never see a traceback. Outcome: one line naming the fix when the error
-    # type says what happened (matched by name: the CLI imports no storage driver).
+    # Trigger: an error no layer translated (a bug: the store turns every driver error a
+    # person can act on into StoreUnavailable, ARCHITECTURE §2 "Errors at the boundary").
+    # Why: a user must never see a traceback. Outcome: one line, and how to see the traceback.
     name = type(exc).__name__
     detail = clip(str(exc) or "no detail", ERROR_LINE_MAX_CHARS // 2)
-    hint = DRIVER_ERROR_HINTS.get(name)
-    if hint is not None:
-        return one_line(f"{hint} ({name}: {detail})"), EXIT_RUNTIME_ERROR
     return (
         one_line(f"unexpected {name}: {detail} ({ENV_DEBUG}=1 shows the traceback)"),
         EXIT_RUNTIME_ERROR,
@@ -473,7 +472,7 @@ def handle_error(exc: BaseException, flags: EdgeFlags) -> int:
     if code == EXIT_INTERRUPTED:
         echo_err(message)
     elif flags.as_json:
-        click.echo(json.dumps({"error": message, "code": code}, ensure_ascii=False))
+        click.echo(json_text({"error": message, "code": code}))
     elif isinstance(leaf, NoArgsIsHelpError):
         leaf.show()  # the help text, on stderr
     else:

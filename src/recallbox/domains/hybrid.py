@@ -67,11 +67,11 @@ def fuse_legs(
     literals: Sequence[str],
     where: SearchFilter,
     pool: int,
-    limit: int,
+    limit: int | None,
     threshold: float,
 ) -> tuple[list[Fused], Mapping[str, R]]:
     """Run the vector leg next to the ``keyword`` scores and fuse both; returns the fused
-    candidates (best first, at most ``limit``) and the rows they were read from.
+    candidates (best first, at most ``limit``; ``None``: all) and the rows they were read from.
 
     ``keyword`` is ``{id: s}`` of the keyword leg, ``None`` when it did not run. Ids without a
     row (``rows_of``) are dropped.

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recallbox.errors import InvalidArgument
+from recallbox.limits import DEPTH_REASON, TooDeep, check_depth, loads_bounded
 from recallbox.storage.base import NewMessage
 from recallbox.text.normalize import needs_normalization, normalize_json, normalize_text
 from recallbox.types import KINDS, ROLES
@@ -42,11 +43,24 @@ APPEND_KEYS = frozenset(
 ARGUMENTS_FIELD = "tool_call.arguments"
 
 
+CHANNEL_ECHO_CHARS = 80
+"""How much of a refused channel its error echoes."""
+
+
 def check_channel(channel: object) -> str:
-    """A channel is a non-empty string."""
-    if not isinstance(channel, str) or not channel.strip():
-        raise InvalidArgument(f"channel must be a non-empty string, got {channel!r}")
-    return normalize_text(channel)
+    """The normalised channel; one rule for every verb that names a thread: a string that is
+    not empty or blank *after* normalisation (``"\\x08"`` becomes ``" "``: refused).
+
+    Raises:
+        InvalidArgument: not a string, or empty or blank once normalised.
+    """
+    if not isinstance(channel, str):
+        raise InvalidArgument(f"channel must be a non-empty string, got {type(channel).__name__}")
+    normalized = normalize_text(channel)
+    if not normalized.strip():
+        shown = repr(channel[:CHANNEL_ECHO_CHARS])
+        raise InvalidArgument(f"channel must be a non-empty string, got {shown}")
+    return normalized
 
 
 def to_datetime(value: object) -> datetime:
@@ -68,6 +82,12 @@ def to_datetime(value: object) -> datetime:
 
 
 def _check_json(value: Any, what: str) -> None:
+    """``value`` must be JSON no deeper than ``MAX_JSON_DEPTH`` (checked first, without
+    recursion, so a 10 000-level value is refused by name instead of a RecursionError)."""
+    try:
+        check_depth(value, what)
+    except TooDeep as exc:
+        raise InvalidArgument(str(exc)) from exc
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -75,15 +95,17 @@ def _check_json(value: Any, what: str) -> None:
 
 
 def string_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """Every string leaf of a JSON value with its path (``a.b[2].c``), in document order."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from string_leaves(item, f"{path}.{key}")
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            yield from string_leaves(item, f"{path}[{i}]")
+    """Every string leaf of a JSON value with its path (``a.b[2].c``), in document order.
+    Iterative: any depth is walked without recursion."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            yield where, item
+        elif isinstance(item, Mapping):
+            stack.extend((v, f"{where}.{k}") for k, v in reversed(list(item.items())))
+        elif isinstance(item, list | tuple):
+            stack.extend((v, f"{where}[{i}]") for i, v in reversed(list(enumerate(item))))
 
 
 def argument_leaves(tool_calls: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, str]]:
@@ -117,8 +139,10 @@ def _normalise_tool_calls(
         raw.append(arguments)
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments)
+                arguments = loads_bounded(arguments)
                 differs = True
+            except TooDeep as exc:
+                raise InvalidArgument(f"tool_calls[{i}].arguments is {DEPTH_REASON}") from exc
             except ValueError:
                 pass
         normalised = normalize_json(arguments)

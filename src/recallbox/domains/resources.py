@@ -1,6 +1,7 @@
 """The compaction summary's resource directory, built mechanically (DESIGN §3.4).
 
-When a generation closes, the summary of the next one gets a directory ("section 10") of every
+When a generation closes, the summary of the next one gets a directory (its heading
+:data:`DIRECTORY_HEADING`, DESIGN §3.4's "section 10") of every
 resource the closed generation touched — tool names, commands, file paths, URLs and hosts — each
 with the message ids of its **first successful use** (the tool call and its result). It is a
 map for the model, not the evidence itself: the model pulls the evidence back with
@@ -37,6 +38,8 @@ RESOURCE_NAME_MAX_CHARS = 200
 ERROR_MARKER_LINES = 5
 LEAF_SCAN_MAX_CHARS = 4_000  # how much of one argument leaf is scanned for paths and URLs
 RESOURCE_KINDS: tuple[str, ...] = ("tool", "command", "file", "url", "host")
+DIRECTORY_HEADING = "## Resources used in generation {generation}"
+"""The directory's heading (no section number: the summary above it is the host's text)."""
 
 COMMAND_KEYS = frozenset({"command", "cmd", "commandline", "command_line", "script", "shell"})
 PATH_KEYS = frozenset(
@@ -176,7 +179,7 @@ def _entry(resource: Resource) -> str:
 def render_directory(resources: list[Resource], generation: int) -> str:
     """Section 10 of the summary: the directory, grouped by kind, within its cap."""
     title = (
-        f"## 10. Resources used in generation {generation}\n"
+        DIRECTORY_HEADING.format(generation=generation) + "\n"
         "A mechanical directory: each resource with the message ids of its first successful "
         "use (tool call, tool result)."
     )

@@ -6,9 +6,10 @@ turns them into the bucket text:
 * hits are grouped by thread, the thread of the best hit first (a thread's place is its best
   hit's rank, so the order is stable when the hit list is cut by a row limit);
 * each group shows its hits with up to :data:`SESSIONS_WINDOW_RADIUS` searchable messages
-  before and after each (windows of one thread merge; a window never crosses into another
-  thread and never shows a pending or excluded message: the store serves only searchable,
-  allowed messages);
+  before and after each, within the hit's episode (a window stops at a ``created_at`` gap over
+  ``EPISODE_GAP``: the messages of another sitting are not the hit's context; #21; windows of
+  one thread merge; a window never crosses into another thread and never shows a pending or
+  excluded message: the store serves only searchable, allowed messages);
 * every item starts with a line of its own (DESIGN §5 "Render format"): a hit's
   ``[message_id=… channel="…" date=… role=… rank=N follow-up=read_message(…)]``, a
   neighbour's ``[message_id=… date=… role=… context]``; then its excerpt, stored text escaped
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from recallbox.domains.buckets import more_hits_notice
+from recallbox.ranking.episodes import EPISODE_GAP
 from recallbox.storage.base import EVERYTHING, SearchFilter
 from recallbox.text.render import escape_stored, one_line
 from recallbox.text.windows import ELLIPSIS, WINDOW_CHARS
@@ -148,6 +150,7 @@ def _groups(
             thread = store.get_thread(channel)
             group = groups[channel] = _Group(channel, thread.title if thread else None)
         position = next(i for i, m in enumerate(window) if m.id == hit.id)
+        window, position = _within_episode(window, position)
         for index, message in enumerate(window):
             distance = abs(index - position)
             existing = group.items.get(message.id)
@@ -158,6 +161,25 @@ def _groups(
                 text = cut_excerpt(_item_text(message), CONTEXT_EXCERPT_CHARS)
                 group.items[message.id] = _Item(message, text, False, distance)
     return list(groups.values())
+
+
+def _close(a: Message, b: Message) -> bool:
+    try:
+        return abs(a.created_at - b.created_at) <= EPISODE_GAP
+    except TypeError:  # naive vs aware: not known to be close
+        return False
+
+
+def _within_episode(window: list[Message], position: int) -> tuple[list[Message], int]:
+    """The part of ``window`` (in ``seq`` order, the hit at ``position``) in the hit's episode:
+    it stops at the first gap over ``EPISODE_GAP`` on each side."""
+    first = position
+    while first > 0 and _close(window[first - 1], window[first]):
+        first -= 1
+    last = position
+    while last + 1 < len(window) and _close(window[last], window[last + 1]):
+        last += 1
+    return window[first : last + 1], position - first
 
 
 def _quoted(channel: str) -> str:

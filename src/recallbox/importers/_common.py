@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from recallbox.errors import NotFound
 from recallbox.importers.records import SkippedLine
+from recallbox.limits import DEPTH_REASON, MAX_RECORD_BYTES, SIZE_REASON, TooDeep, loads_bounded
 
 JsonObject = dict[str, Any]
 
@@ -28,6 +29,10 @@ BLOCK_SEPARATOR = "\n\n"
 """Joins the text parts of one message (content blocks, content parts)."""
 NO_TYPE = "<none>"
 """The ``unknown_records`` key part for a record or block without a string ``type``."""
+MAX_OTHER_SESSION_IDS = 20
+"""Other session ids a file's state remembers (a file keyed by its first one reports them)."""
+OTHER_SESSION_IDS_KEY = "other_session_ids"
+"""Where a reader's state keeps the session ids after the first (:func:`note_other_id`)."""
 EPOCH_MILLISECONDS_THRESHOLD = 100_000_000_000
 """A numeric timestamp above this is in milliseconds (1e11 s is the year 5138)."""
 
@@ -66,6 +71,28 @@ def open_source(path: Path) -> Iterator[TextIO]:
         yield stream
 
 
+SKIP_BLOCK_CHARS = 1 << 20
+"""An oversized line is passed over in blocks of this many characters (never held whole)."""
+MAX_CHAR_BYTES = 4
+"""The most bytes one character takes in UTF-8."""
+
+
+def bounded_lines(stream: TextIO) -> Iterator[str | None]:
+    """The lines of ``stream``; a line longer than ``MAX_RECORD_BYTES`` (its newline excluded)
+    comes out as ``None``, read past in blocks so it is never held in memory."""
+    while line := stream.readline(MAX_RECORD_BYTES + 2):
+        body = line.rstrip("\r\n")
+        if len(body) * MAX_CHAR_BYTES <= MAX_RECORD_BYTES or (
+            len(body) <= MAX_RECORD_BYTES
+            and len(body.encode(SOURCE_ENCODING, "surrogatepass")) <= MAX_RECORD_BYTES
+        ):
+            yield line
+            continue
+        while not line.endswith("\n") and (line := stream.readline(SKIP_BLOCK_CHARS)):
+            pass
+        yield None
+
+
 def iter_json_lines(path: Path, report: FileReport) -> Iterator[tuple[int, object]]:
     """Yield ``(line number, decoded JSON value)`` for each non-blank line of ``path``.
 
@@ -76,11 +103,17 @@ def iter_json_lines(path: Path, report: FileReport) -> Iterator[tuple[int, objec
         NotFound: there is no file at ``path``.
     """
     with open_source(path) as stream:
-        for number, line in enumerate(stream, start=1):
+        for number, line in enumerate(bounded_lines(stream), start=1):
+            if line is None:
+                report.skip(number, SIZE_REASON)
+                continue
             if not line.strip():
                 continue
             try:
-                value: object = json.loads(line)
+                value: object = loads_bounded(line)
+            except TooDeep:
+                report.skip(number, DEPTH_REASON)
+                continue
             except json.JSONDecodeError as exc:
                 if line.endswith("\n"):
                     report.skip(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
@@ -173,3 +206,13 @@ def image_url_placeholder(url: object) -> str:
 def join_parts(parts: list[str]) -> str:
     """The non-empty text parts of a message joined by :data:`BLOCK_SEPARATOR`."""
     return BLOCK_SEPARATOR.join(part for part in parts if part)
+
+
+def note_other_id(state: dict[str, Any], first: str | None, seen: str | None) -> None:
+    """Remember ``seen`` in ``state`` when it is a session id other than ``first`` (the one
+    the file's thread is keyed by), up to :data:`MAX_OTHER_SESSION_IDS`."""
+    if seen is None or first is None or seen == first:
+        return
+    others: list[str] = state.setdefault(OTHER_SESSION_IDS_KEY, [])
+    if seen not in others and len(others) < MAX_OTHER_SESSION_IDS:
+        others.append(seen)

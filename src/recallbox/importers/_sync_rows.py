@@ -3,7 +3,9 @@
 Split from :mod:`recallbox.importers.sync` (which decides what to read); the rules are listed
 there. A record already in the ledger with the same content hash is kept; a continuation of an
 assistant message is merged into it; a changed record makes a new message and supersedes the
-old one; everything new is appended in batches, one ``store.append`` per run of one thread.
+old one; a record another file of the same session already imported (same thread, same key:
+a copied transcript) is *mirrored*: this file's ledger points at that message and never
+changes it; everything new is appended in batches, one ``store.append`` per run of one thread.
 """
 
 from __future__ import annotations
@@ -113,10 +115,17 @@ class ThreadTouch:
     created: bool
     first: datetime | None = None
     last: datetime | None = None
-    changed_from: int | None = None  # the lowest seq this sync added or changed
+    changed_from: int | None = None  # the lowest seq this batch added or changed
+    source_set: bool = False  # this sync recorded the thread's source file
+    new_thread: bool = False  # this sync created the thread (``created`` is per batch)
 
     def changed(self, seq: int) -> None:
         self.changed_from = seq if self.changed_from is None else min(self.changed_from, seq)
+
+    def committed(self) -> None:
+        """A batch was committed: what it changed is done (chunks, dates)."""
+        self.created = False
+        self.first = self.last = self.changed_from = None
 
 
 @dataclass(slots=True)
@@ -125,6 +134,7 @@ class Counts:
     added: int = 0
     merged: int = 0
     superseded: int = 0
+    duplicates: int = 0
     channels: dict[str, ThreadTouch] = field(default_factory=dict)
     to_supersede: list[str] = field(default_factory=list)
 
@@ -140,6 +150,13 @@ def item_key(channel: str, item: ImportedMessage | Compaction) -> str:
     return "item:" + hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
 
 
+def _already_holds(stored: Message, continuation: ImportedMessage) -> bool:
+    """Whether every record uuid of ``continuation`` is already merged into ``stored``."""
+    held = stored.metadata.get("uuids") or [stored.metadata.get("uuid")]
+    more = continuation.metadata.get("uuids") or [continuation.metadata.get("uuid")]
+    return all(uuid is not None and uuid in held for uuid in more)
+
+
 class WriterHost(Protocol):
     """What the writer needs of the file sync that drives it."""
 
@@ -149,8 +166,9 @@ class WriterHost(Protocol):
     @property
     def counts(self) -> Counts: ...
 
-    def touch(self, channel: str) -> ThreadTouch:
-        """First write to ``channel`` in this sync: create it, record its source file."""
+    def touch(self, channel: str, *, own: bool = True) -> ThreadTouch:
+        """A write to ``channel`` in this sync: create it; with ``own`` (not only records
+        another file of the session imported), record this file as its source."""
 
 
 class Writer:
@@ -190,12 +208,46 @@ class Writer:
                 return
         else:
             key, record = self._free_key(output.key)
-        if record is not None:
-            if record.content_hash == digest:
-                self._seen(record)
+        if record is None:
+            shared = (
+                None
+                if self._new_thread(output.channel)
+                else self.store.channel_import_record(output.channel, key, other_than=self.file_id)
+            )
+            if shared is not None:
+                self._mirror(output, key, shared.message_id, digest)
                 return
+        elif record.mirror:
+            self._mirror(output, key, record.message_id, digest)
+            return
+        elif record.content_hash == digest:
+            self._seen(record)
+            return
+        else:
             self.sync.counts.to_supersede.append(record.message_id)
         self._append(output, row, key, digest)
+
+    def _new_thread(self, channel: str) -> bool:
+        """Whether this sync created ``channel`` (then no other file has records in it)."""
+        touch = self.sync.counts.channels.get(channel)
+        return touch is not None and touch.new_thread
+
+    def _mirror(self, output: Output, key: str, message_id: str, digest: str) -> None:
+        """A record another file of the session already imported (a copied transcript): this
+        file's ledger points at that message, and never changes it."""
+        self._flush()
+        record = ImportRecord(
+            key=key,
+            channel=output.channel,
+            message_id=message_id,
+            content_hash=digest,
+            sync_id=self.sync_id,
+            node=output.node,
+            mirror=True,
+        )
+        self.store.put_import_records(self.file_id, [record])
+        self.sync.touch(output.channel, own=False)
+        self.sync.counts.duplicates += 1
 
     def _free_key(self, base: str) -> tuple[str, ImportRecord | None]:
         """The key this output takes: ``base``, or ``base#n`` for the n-th identical record.
@@ -223,6 +275,10 @@ class Writer:
         stored = self.store.get_message(record.message_id)
         item = output.item
         if stored is None or not isinstance(item, ImportedMessage):
+            return
+        if record.mirror and _already_holds(stored, item):
+            # Another file of the session imported this API message with this record.
+            self.sync.touch(stored.channel, own=False)
             return
         row = merged_row(stored, item)
         self.store.extend_message(record.message_id, row)

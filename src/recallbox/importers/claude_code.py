@@ -1,6 +1,8 @@
 """Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
 
-One session file yields the session thread ``claude-code:<session id>`` (the file stem), then
+One session file yields the session thread ``claude-code:<session id>`` (the ``sessionId`` of
+its first record that names one — a copy of the file under another name is the same session;
+the file stem when no record names one), then
 one thread per sub-agent: inline ``isSidechain`` records of the session file, the
 ``<session>/subagents/agent-<id>.jsonl`` files and the older ``agent-<id>.jsonl`` files beside
 the session whose ``sessionId`` matches. A sub-agent thread is
@@ -58,12 +60,14 @@ from recallbox.importers._common import (
     FileReport,
     JsonObject,
     as_object,
+    bounded_lines,
     iter_json_objects,
     open_source,
     str_or_none,
     type_name,
 )
 from recallbox.importers.records import FORMAT_CLAUDE_CODE, ParsedTranscript, ThreadItem
+from recallbox.limits import TooDeep, loads_bounded
 
 SUBAGENTS_DIR = "subagents"
 AGENT_FILE_PREFIX = "agent-"
@@ -130,8 +134,8 @@ def parse_claude_code(path: Path) -> list[ParsedTranscript]:
     """
     if path.name.startswith(AGENT_FILE_PREFIX):
         return [_agent_file_thread(path, parent_session=None)]
-    session_id = path.stem
     scanned = _scan(path, single_thread=False)
+    session_id = scanned.session_id or path.stem
     threads = [_session_thread(path, session_id, scanned)]
     threads.extend(_inline_sidechain_threads(path, session_id, scanned))
     for agent_path in _subagent_files(path, session_id):
@@ -311,8 +315,9 @@ def _session_from_layout(path: Path) -> str | None:
 
 
 def _subagent_files(path: Path, session_id: str) -> list[Path]:
-    """The sub-agent files of a session: ``<session>/subagents/``, then matching siblings."""
-    nested = path.parent / session_id / SUBAGENTS_DIR
+    """The sub-agent files of a session file: ``<file stem>/subagents/``, then the siblings
+    whose records name ``session_id``."""
+    nested = path.parent / path.stem / SUBAGENTS_DIR
     found = sorted(nested.glob(AGENT_FILE_GLOB)) if nested.is_dir() else []
     found.extend(
         sibling
@@ -326,12 +331,14 @@ def peek_session_id(path: Path) -> str | None:
     """The ``sessionId`` of the first records of a Claude Code file (``None`` if unreadable)."""
     try:
         with open_source(path) as stream:
-            for number, line in enumerate(stream, start=1):
+            for number, line in enumerate(bounded_lines(stream), start=1):
                 if number > SESSION_ID_PEEK_LINES:
                     break
+                if line is None:
+                    continue
                 try:
-                    data = json.loads(line)
-                except json.JSONDecodeError:
+                    data = loads_bounded(line)
+                except (json.JSONDecodeError, TooDeep):
                     continue
                 if isinstance(data, dict) and (found := str_or_none(data.get("sessionId"))):
                     return found

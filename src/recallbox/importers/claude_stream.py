@@ -10,6 +10,8 @@ Differences from reading a whole file, all forced by not holding the file in mem
 * A compaction opens its generation when it is read. A later rewind past it supersedes the
   compaction summary and the messages after it, but the rewound branch continues in the new
   generation (generations are never closed again).
+* The session thread is ``claude-code:<sessionId>`` of the file's first record naming one
+  (the file stem when none does); later other ids are remembered in the state and reported.
 * Record keys: a message takes the uuid of its record (``<uuid>/<n>`` for the n-th further
   message of one record, e.g. tool results); an assistant message takes ``msg:<message id>`` so
   its records merge even across two syncs; records without uuid take the hash of their line.
@@ -23,7 +25,13 @@ from typing import Any
 
 from recallbox.importers._branches import BranchForest
 from recallbox.importers._claude_items import Record, ThreadBuilder
-from recallbox.importers._common import FileReport, JsonObject, str_or_none, type_name
+from recallbox.importers._common import (
+    FileReport,
+    JsonObject,
+    note_other_id,
+    str_or_none,
+    type_name,
+)
 from recallbox.importers.claude_code import (
     AGENT_FILE_PREFIX,
     EVENT_TYPES,
@@ -91,7 +99,9 @@ class ClaudeCodeReader:
     # -- identity ------------------------------------------------------------------------
     def _session_id(self) -> str | None:
         if not self._agent_file:
-            return self.path.stem
+            # DESIGN §2: a transcript's session id is a thread key; a copy of the file under
+            # another name is the same session. The file stem only when no record names one.
+            return self._state.get("session_id") or self.path.stem
         found: str | None = (
             self._state.get("parent_session")
             or self._state.get("session_id")
@@ -135,8 +145,11 @@ class ClaudeCodeReader:
     # -- records -------------------------------------------------------------------------
     def feed(self, line: SourceLine, data: dict[str, Any]) -> None:
         kind = type_name(data)
+        session_id = str_or_none(data.get("sessionId"))
         if self._state.get("session_id") is None:
-            self._state["session_id"] = str_or_none(data.get("sessionId"))
+            self._state["session_id"] = session_id
+        elif not self._agent_file:
+            note_other_id(self._state, self._state.get("session_id"), session_id)
         if self._state.get("agent_id") is None:
             self._state["agent_id"] = str_or_none(data.get("agentId"))
         if kind in TITLE_TYPES:

@@ -11,7 +11,8 @@ Two layouts are read, even mixed in one file:
 
 The thread is ``codex:<session id>`` (the first ``session_meta`` id, else the uuid at the end
 of the file name). A sub-agent rollout names its parent thread in ``parent_channel``. Later
-``session_meta`` lines (a fork replays its parent's) are counted as ``session_meta``.
+``session_meta`` lines (a fork replays its parent's) are counted as ``session_meta``, and the
+other session ids they name are reported.
 
 Mapping (documented choices are marked *):
 
@@ -31,7 +32,9 @@ Mapping (documented choices are marked *):
   string; a custom tool's ``input`` is its raw text; shell and search calls pass their
   ``action`` object). Calls without a ``call_id`` get ``<item type>@<line>``*.
   ``function_call_output`` / ``custom_tool_call_output`` are tool messages linked by
-  ``call_id``; ``success: false`` is kept as ``metadata["is_error"] = True``.
+  ``call_id``; ``success: false`` is kept as ``metadata["is_error"] = True``. A shell result
+  Codex encodes as ``{"output": "…", "metadata": {…}}`` is stored as its output text, the
+  metadata under ``metadata["output_metadata"]`` (``exit_code`` also beside it).
 - ``compacted`` starts a new generation with its ``message`` as the summary (the length of a
   ``replacement_history`` is kept in metadata).
 """
@@ -46,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbox.importers._common import (
+    MAX_OTHER_SESSION_IDS,
     NO_TYPE,
     FileReport,
     JsonObject,
@@ -95,6 +99,8 @@ TOOL_CALL_ITEMS = frozenset(
 )
 TOOL_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 TOOL_NAMES = {"local_shell_call": "local_shell", "web_search_call": "web_search"}
+SHELL_OUTPUT_KEYS = frozenset({"output", "metadata"})
+"""The keys of Codex's encoded shell result (``function_call_output`` of ``shell``)."""
 SESSION_UUID = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE
 )
@@ -149,6 +155,7 @@ class _Rollout:
     cwd: str | None = None
     git_branch: str | None = None
     model: str | None = None
+    other_ids: list[str] = field(default_factory=list)
 
     def add(self, line: int, data: JsonObject) -> None:
         record_type = data.get("type")
@@ -173,6 +180,12 @@ class _Rollout:
             self._add_compacted(line, payload, timestamp)
         elif record_type == "session_meta" and not self.meta_seen:
             self._add_meta(payload)
+        elif record_type == "session_meta":
+            self.report.count(record_type)
+            seen = str_or_none(payload.get("id")) or str_or_none(payload.get("session_id"))
+            known = seen is None or seen == self.session_id or seen in self.other_ids
+            if not known and len(self.other_ids) < MAX_OTHER_SESSION_IDS:
+                self.other_ids.append(str(seen))
         elif record_type == "event_msg":
             self.report.count(f"event_msg:{type_name(payload) or NO_TYPE}")
         else:
@@ -263,8 +276,8 @@ class _Rollout:
             metadata = self._metadata(line, item, wrapped=wrapped)
             self._append(line, ROLE_ASSISTANT, "", timestamp, metadata, tool_calls=[call])
         elif item_type in TOOL_OUTPUT_ITEMS:
-            content, is_error = self._output(item.get("output"))
-            metadata = self._metadata(line, item, wrapped=wrapped, is_error=is_error)
+            content, is_error, extra = self._output(item.get("output"))
+            metadata = self._metadata(line, item, wrapped=wrapped, is_error=is_error, **extra)
             call_id = str_or_none(item.get("call_id"))
             self._append(line, ROLE_TOOL, content, timestamp, metadata, tool_call_id=call_id)
         else:
@@ -333,19 +346,48 @@ class _Rollout:
                 texts.append(placeholder(name))
         return texts
 
-    def _output(self, output: object) -> tuple[str, bool | None]:
-        """A tool output as text, and ``True`` when it says the call failed."""
+    def _output(self, output: object) -> tuple[str, bool | None, JsonObject]:
+        """A tool output as text, ``True`` when it says the call failed, and metadata it
+        carried (an encoded shell result's ``metadata``, see :func:`decode_shell_output`)."""
         if isinstance(output, str):
-            return output, None
+            decoded = decode_shell_output(output)
+            if decoded is not None:
+                return decoded
+            return output, None, {}
         if isinstance(output, list):
-            return join_parts(self._texts(output)), None
+            return join_parts(self._texts(output)), None, {}
         if isinstance(output, dict):
             success = output.get("success")
-            content, _ = self._output(output.get("content"))
-            return content, (not success) if isinstance(success, bool) else None
+            content, _, extra = self._output(output.get("content"))
+            return content, (not success) if isinstance(success, bool) else None, extra
         if output is None:
-            return "", None
-        return json.dumps(output, ensure_ascii=False), None
+            return "", None, {}
+        return json.dumps(output, ensure_ascii=False), None, {}
+
+
+def decode_shell_output(text: str) -> tuple[str, bool | None, JsonObject] | None:
+    """Codex's encoded shell result ``{"output": "…", "metadata": {…}}`` as its output text
+    (what the model read), ``None`` for a success flag, and ``{"output_metadata": {…}}`` with
+    its ``exit_code`` lifted beside it (a non-zero one marks the result failed in the resource
+    directory). ``None`` when ``text`` is not exactly that shape (it is then kept as it is)."""
+    if not text.startswith("{") or '"output"' not in text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("output"), str):
+        return None
+    meta = value.get("metadata")
+    if set(value) - SHELL_OUTPUT_KEYS or not isinstance(meta, dict | None):
+        return None
+    extra: JsonObject = {}
+    if meta is not None:
+        extra["output_metadata"] = meta
+        exit_code = meta.get("exit_code")
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool):
+            extra["exit_code"] = exit_code
+    return value["output"], None, extra
 
 
 def _dig(value: JsonObject, *keys: str) -> JsonObject:

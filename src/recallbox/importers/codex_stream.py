@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from recallbox.importers._common import OTHER_SESSION_IDS_KEY
 from recallbox.importers.codex import _Rollout, session_id_from_filename
 from recallbox.importers.records import FORMAT_CODEX
 from recallbox.importers.stream import Output, SourceLine
@@ -28,6 +29,9 @@ class CodexReader:
         for name in STATE_FIELDS:
             if state and name in state:
                 setattr(self._rollout, name, state[name])
+        others = (state or {}).get(OTHER_SESSION_IDS_KEY)
+        if isinstance(others, list):
+            self._rollout.other_ids = [str(o) for o in others]
         self._keys: dict[int, str] = {}
 
     def feed(self, line: SourceLine, data: dict[str, Any]) -> None:
@@ -61,4 +65,7 @@ class CodexReader:
         return {}
 
     def state(self) -> dict[str, Any]:
-        return {name: getattr(self._rollout, name) for name in STATE_FIELDS}
+        state = {name: getattr(self._rollout, name) for name in STATE_FIELDS}
+        if self._rollout.other_ids:
+            state[OTHER_SESSION_IDS_KEY] = list(self._rollout.other_ids)
+        return state

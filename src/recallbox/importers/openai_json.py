@@ -43,6 +43,7 @@ from recallbox.importers._common import (
     FileReport,
     JsonObject,
     as_object,
+    bounded_lines,
     compact_metadata,
     image_url_placeholder,
     iter_json_lines,
@@ -63,6 +64,7 @@ from recallbox.importers.records import (
     ImportedMessage,
     ParsedTranscript,
 )
+from recallbox.limits import DEPTH_REASON, TooDeep, loads_bounded
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 ROLES = {
@@ -199,12 +201,16 @@ def _is_jsonl(path: Path) -> bool:
     if path.suffix.lower() in JSONL_SUFFIXES:
         return True
     with open_source(path) as stream:
-        lines = (line for line in stream if line.strip())
+        lines = (line for line in bounded_lines(stream) if line is None or line.strip())
         first = next(lines, None)
-        if first is None or next(lines, None) is None:
+        if next(lines, None) is None:  # one line (or none): a minified JSON document
             return False
+    if first is None:
+        return True  # an oversized first line: only a JSONL file has lines that long
     try:
-        json.loads(first)
+        loads_bounded(first)
+    except TooDeep:
+        return True  # a complete value, only too deep: a JSONL record to skip
     except json.JSONDecodeError:
         return False
     return True
@@ -263,6 +269,8 @@ def _read_document(path: Path, shapes: _FileShapes) -> None:
             shapes.add_scanned(value, in_container=False)
     except json.JSONDecodeError as exc:
         shapes.report.skip(exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
+    except RecursionError:
+        shapes.report.skip(1, DEPTH_REASON)
 
 
 class _Scanner:

@@ -166,14 +166,13 @@ def files_to_import(
             if format == FORMAT_CLAUDE_CODE and item.name.startswith(COMPACTION_AGENT_PREFIX):
                 continue
             session = not item.name.startswith(AGENT_FILE_PREFIX)
-            agents = (
-                _subagent_files(item, item.stem)
-                if format == FORMAT_CLAUDE_CODE and session and item.is_file()
-                else []
-            )
+            claude_session = format == FORMAT_CLAUDE_CODE and session and item.is_file()
+            # The session's own id (a copy of the file under another name keeps it).
+            session_id = (peek_session_id(item) or item.stem) if claude_session else item.stem
+            agents = _subagent_files(item, session_id) if claude_session else []
             compaction = [a for a in agents if a.name.startswith(COMPACTION_AGENT_PREFIX)]
             add(item, skipped=len(compaction))
             for agent in agents:
                 if agent not in compaction:
-                    add(agent, item.stem)
+                    add(agent, session_id)
     return found

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from recallbox.errors import NotFound
 from recallbox.importers._common import SOURCE_ENCODING, SOURCE_ERRORS, FileReport
 from recallbox.importers.records import ThreadItem
+from recallbox.limits import DEPTH_REASON, MAX_RECORD_BYTES, SIZE_REASON, TooDeep, loads_bounded
 from recallbox.storage.base import ImportNode
 
 RECORD_KEY_DIGEST_BYTES = 16
@@ -173,16 +174,26 @@ class TruncatedTail(Exception):
 def decode_line(line: SourceLine, report: FileReport) -> dict[str, Any] | None:
     """The JSON object on ``line``, or ``None`` (blank, or skipped with its reason in ``report``).
 
-    The same rules as the whole-file parsers (``iter_json_objects``).
+    The same rules as the whole-file parsers (``iter_json_objects``): a line longer than
+    ``MAX_RECORD_BYTES`` or nested deeper than ``MAX_JSON_DEPTH`` is skipped with its reason.
 
     Raises:
         TruncatedTail: an unterminated line that does not parse (``report.truncated_tail`` set).
     """
+    if len(line.raw) > MAX_RECORD_BYTES and len(line.raw.rstrip(b"\r\n")) > MAX_RECORD_BYTES:
+        if not line.terminated:
+            report.truncated_tail = True
+            raise TruncatedTail
+        report.skip(line.number, SIZE_REASON)  # never decoded nor parsed
+        return None
     text = line.raw.decode(SOURCE_ENCODING, SOURCE_ERRORS)
     if not text.strip():
         return None
     try:
-        value: object = json.loads(text)
+        value: object = loads_bounded(text)
+    except TooDeep:
+        report.skip(line.number, DEPTH_REASON)
+        return None
     except json.JSONDecodeError as exc:
         if line.terminated:
             report.skip(line.number, f"invalid JSON: {exc.msg} (column {exc.colno})")

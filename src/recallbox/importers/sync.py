@@ -11,10 +11,25 @@ Per file (DESIGN §4.5, principle 8):
   kept, new ones are added, changed ones replace theirs and records no longer in the file are
   marked superseded. The engine never deletes a message.
 
-Each file imports in one ``store.transaction()``: an error (or a crash) leaves nothing of it
-behind, and the error is reported for that file while the other files go on. A truncated last
-line (and a compaction boundary whose summary record is not written yet) is left for the next
-sync. Readers stream: memory does not grow with the file.
+A streamed file imports in **batches**: every :data:`COMMIT_EVERY_RECORDS` records (or
+:data:`COMMIT_EVERY_SECONDS`, whichever comes first; fewer records when a batch's writes took
+longer, :func:`next_batch_size`) the sync
+finishes what it has read (branches resolved, chunks rebuilt, thread dates set) and commits it
+with the file's cursor and reader state in the same transaction, so the write lock is never
+held for long (a live ``append`` or ``read_message`` goes on during a long import) and an
+import stopped anywhere — an error, a crash, Ctrl-C — leaves a consistent database: the
+committed batches are exactly what a sync of the file up to that point gives, and the next
+sync resumes from the last cursor (a rewritten file's pass resumes as that same pass, so its
+vanished records are still found at its end). An error is reported for its file while the
+other files go on. OpenAI-format files (JSON documents) import in one transaction. A truncated
+last line (and a compaction boundary whose summary record is not written yet) is left for the
+next sync. Readers stream: memory does not grow with the file.
+
+Threads are keyed by the session id inside the file (DESIGN §2). A record that another file of
+the same session already imported (a transcript copied under another name) is not imported
+again: this file's ledger *mirrors* it (``recallbox.importers._sync_rows``), and only the file
+that first imported a message ever changes it. A new file that looks like another format than
+the one asked for is refused with a "wrong format?" hint (``recallbox.importers.detect``).
 
 Superseded messages (an abandoned Claude Code branch, a record a rewrite removed) are marked
 superseded by the **next live message** of their thread in sequence order (for an abandoned
@@ -27,15 +42,17 @@ whole whenever they change and synced by record key.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from recallbox.domains.chunking import rechunk
 from recallbox.domains.privacy import file_identity, normalize_source_name
 from recallbox.errors import InvalidArgument, NotFound
-from recallbox.importers._sync_rows import Counts, ThreadTouch, Writer, item_key
+from recallbox.importers._common import OTHER_SESSION_IDS_KEY
+from recallbox.importers._sync_finish import BatchFinish
+from recallbox.importers._sync_rows import Counts, Writer
 from recallbox.importers._sync_state import (
     LedgerNodes,
     Progress,
@@ -47,15 +64,15 @@ from recallbox.importers._sync_state import (
 )
 from recallbox.importers.claude_stream import ClaudeCodeReader
 from recallbox.importers.codex_stream import CodexReader
-from recallbox.importers.openai_json import parse_openai
+from recallbox.importers.detect import no_files_hint, wrong_format
 from recallbox.importers.paths import TranscriptFile, files_to_import
 from recallbox.importers.records import (
     FORMAT_CLAUDE_CODE,
     FORMAT_CODEX,
     FORMAT_OPENAI,
+    SkippedLine,
 )
 from recallbox.importers.stream import (
-    Output,
     StreamReader,
     TruncatedTail,
     decode_line,
@@ -67,6 +84,23 @@ from recallbox.types import FileImportReport, ImportReport, SkippedRecord
 
 DRAIN_EVERY_LINES = 256
 """Finished items are written after this many source lines (bounds memory)."""
+COMMIT_EVERY_RECORDS = 500
+"""A streamed file is committed, with its cursor, after this many records at most."""
+COMMIT_EVERY_SECONDS = 0.2
+"""… or once a batch has read for this long; a batch that held the write lock longer (its
+writes included) makes the next one smaller (:func:`next_batch_size`): a live ``append``
+waits about this long for an import."""
+MIN_BATCH_RECORDS = 16
+"""The smallest batch :func:`next_batch_size` makes."""
+BATCH_PAUSE_SECONDS = 0.005
+"""Between two batches the sync sleeps this long, so a writer waiting for the lock (it retries
+every ``BUSY_POLL_S``, 2 ms) gets it before the next batch begins."""
+PARTIAL_SIZE = -1
+"""The ``size`` a file's ledger row keeps while its sync is in progress (never a file's size,
+so the file is never taken for unchanged before it was read to the end)."""
+RESYNC_PASS_KEY = "_resync_pass"
+"""In a file's saved state: the sync id of a rewrite pass that was interrupted (resumed as
+that pass, so the records it did not see are superseded at its end)."""
 PROGRESS_EVERY_BYTES = 1 << 20
 WHOLE_FILE_FORMATS = frozenset({FORMAT_OPENAI})
 
@@ -89,7 +123,12 @@ def import_transcripts(
     Raises:
         InvalidArgument: unknown format.
     """
-    files = files_to_import(format, paths)
+    named = (
+        None if paths is None else [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    )
+    files = files_to_import(format, named)
+    if not files:
+        return ImportReport(format=format, files=(), hint=no_files_hint(format, named))
     sizes = [_size(f.path) for f in files]
     tracker = Progress(progress, files_total=len(files), bytes_total=sum(sizes))
     reports: list[FileImportReport] = []
@@ -129,12 +168,28 @@ def _sync_file(
     return _FileSync(store, format, item, tracker).run()
 
 
+def next_batch_size(size: int, records: int, seconds: float) -> int:
+    """The record limit of the next batch: smaller in proportion when this one (``records``
+    records) held the write lock over :data:`COMMIT_EVERY_SECONDS` — big records, a slow or
+    busy disk: the time goes into writing and indexing, which the reading deadline does not
+    see —, never below :data:`MIN_BATCH_RECORDS`; else twice as large, up to
+    :data:`COMMIT_EVERY_RECORDS`."""
+    if records and seconds > COMMIT_EVERY_SECONDS:
+        fitting = int(records * COMMIT_EVERY_SECONDS / seconds)
+        return max(MIN_BATCH_RECORDS, min(size, fitting))
+    return min(COMMIT_EVERY_RECORDS, size * 2)
+
+
 def _describe(exc: Exception) -> str:
     if isinstance(exc, NotFound | InvalidArgument):
         return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"no transcript file at {exc.filename}; check the path"
     return f"{type(exc).__name__}: {exc}"
+
+
+def _line_of(skipped: SkippedLine) -> int:
+    return skipped.line
 
 
 def _size(path: Path) -> int:
@@ -144,7 +199,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-class _FileSync:
+class _FileSync(BatchFinish):
     """Syncs one file: decide the mode, read, write, resolve branches, save the cursor."""
 
     def __init__(
@@ -163,6 +218,12 @@ class _FileSync:
         self.source_name = normalize_source_name(str(item.path))
         self.identity = file_identity(item.path)
         self.nodes: LedgerNodes | None = None
+        self.skipped: list[SkippedLine] = []
+        self.unknown: dict[str, int] = {}
+        self.truncated = False
+        self._reader_done: StreamReader | None = None  # the reader of the last batch
+        self._held = False  # the last batch left its cursor at a waiting compaction
+        self._next_progress: int | None = None  # the file byte of the next progress report
 
     def run(self) -> FileImportReport:
         path = self.path
@@ -183,7 +244,7 @@ class _FileSync:
         ):
             if known.path != self.key:
                 self.store.save_import_file(replace(known, path=self.key))
-            return self._report(STATUS_UNCHANGED, [], {}, False)
+            return self._report(STATUS_UNCHANGED, known)
         hasher, status = new_hasher(), STATUS_NEW
         if known is not None:
             status = STATUS_RESYNCED
@@ -191,41 +252,126 @@ class _FileSync:
                 candidate = prefix_hasher(path, known.cursor_bytes)
                 if candidate.hexdigest() == known.prefix_hash:
                     hasher, status = candidate, STATUS_APPENDED
-        with self.store.transaction():
-            if self._ledger_moved(known):
-                raise _LedgerMoved  # another sync of this file committed first: decide again
-            file = known or ImportFile(self.key, self.format)
-            file = self.store.save_import_file(replace(file, path=self.key, identity=self.identity))
-            if status == STATUS_RESYNCED:
-                self.store.reset_import_nodes(file.id)
-            sync_id = file.sync_count + 1
-            if self.format in WHOLE_FILE_FORMATS:
-                outcome = self._read_whole(file, sync_id)
-            else:
-                outcome = self._read_stream(file, sync_id, status, hasher)
-            file, skipped, unknown, truncated = outcome
-            if status == STATUS_RESYNCED:
-                self._supersede_vanished(file.id, sync_id)
-            self._supersede_collected()
-            self._rechunk()
-            self._finish_threads()
-            self.store.save_import_file(
-                replace(
-                    file,
-                    size=stat.st_size,
-                    mtime_ns=stat.st_mtime_ns,
-                    tail_hash=tail_hash(path, file.cursor_bytes),
-                    sync_count=sync_id,
-                )
+        if self.format in WHOLE_FILE_FORMATS:
+            with self.store.transaction():
+                file = self._start(known, status)
+                sync_id = file.sync_count + 1
+                file = self._read_whole(file, sync_id)
+                self._refuse_wrong_format(known)
+                if status == STATUS_RESYNCED:
+                    self._supersede_vanished(file.id, sync_id)
+                self._finish_batch(file, resolve=False)
+                file = self._save(file, stat, sync_id, done=True)
+            return self._report(status, file)
+        return self._stream(known, status, hasher, stat)
+
+    def _start(self, known: ImportFile | None, status: str) -> ImportFile:
+        """Inside the first transaction: check no rival synced the file, save its row."""
+        if self._ledger_moved(known):
+            raise _LedgerMoved  # another sync of this file committed first: decide again
+        file = known or ImportFile(self.key, self.format)
+        file = self.store.save_import_file(replace(file, path=self.key, identity=self.identity))
+        if status == STATUS_RESYNCED:
+            self.store.reset_import_nodes(file.id)
+        return file
+
+    def _stream(
+        self, known: ImportFile | None, status: str, hasher: Any, stat: os.stat_result
+    ) -> FileImportReport:
+        """Read a streamed file in batches of at most :data:`COMMIT_EVERY_RECORDS` records,
+        each committed with the cursor (see the module docstring)."""
+        resumed = known.state.get(RESYNC_PASS_KEY) if known is not None else None
+        resuming = status == STATUS_APPENDED and isinstance(resumed, int)
+        rewrite = status == STATUS_RESYNCED or resuming
+        sync_id = resumed if resuming else (known.sync_count if known is not None else 0) + 1
+        assert isinstance(sync_id, int)
+        file = known
+        size = COMMIT_EVERY_RECORDS
+        limit: int | None = size
+        while True:
+            began, records = time.monotonic(), self.counts.records
+            with self.store.transaction():
+                if file is known:
+                    file = self._start(known, status)
+                    fresh = status != STATUS_APPENDED
+                elif self._ledger_moved(file):
+                    raise _LedgerMoved  # a rival sync moved the cursor between two batches
+                else:
+                    fresh = False
+                assert file is not None
+                start = 0 if fresh else file.cursor_bytes
+                file, done = self._read_stream(
+                    file, sync_id, rewrite=rewrite, fresh=fresh, start=start, hasher=hasher,
+                    limit=limit,
+                )  # fmt: skip
+                if start == 0:
+                    self._refuse_wrong_format(known)
+                if done and rewrite:
+                    self._supersede_vanished(file.id, sync_id)
+                self._finish_batch(file, resolve=True, full=rewrite)
+                file = self._save(file, stat, sync_id, done=done, rewrite=rewrite)
+            if done:
+                return self._report(status, file)
+            time.sleep(BATCH_PAUSE_SECONDS)
+            # Trigger: a batch that ended where it began (a compaction boundary waiting for
+            # its summary for more than a batch of records). Why: the next batch would start
+            # there again. Outcome: it reads on until the summary, however far that is.
+            size = next_batch_size(size, self.counts.records - records, time.monotonic() - began)
+            limit = None if file.cursor_bytes <= start else size
+            if self._held:  # the cursor went back to the waiting line: hash the prefix again
+                hasher = prefix_hasher(self.path, file.cursor_bytes)
+
+    def _refuse_wrong_format(self, known: ImportFile | None) -> None:
+        """A new file whose first batch made no message and that looks like another format
+        is refused (the transaction rolls back: nothing of it is kept, not even its ledger
+        row, so importing it with the right format works).
+
+        Raises:
+            InvalidArgument: "wrong format? this looks like …".
+        """
+        counts = self.counts
+        if known is not None or counts.added or counts.merged or counts.duplicates:
+            return
+        hint = wrong_format(self.path, self.format)
+        if hint is not None:
+            raise InvalidArgument(hint)
+
+    def _save(
+        self,
+        file: ImportFile,
+        stat: os.stat_result,
+        sync_id: int,
+        *,
+        done: bool,
+        rewrite: bool = False,
+    ) -> ImportFile:
+        """Save the file's row with its cursor: the whole file's stat once it was read to the
+        end, :data:`PARTIAL_SIZE` (and the rewrite pass, if one is running) before."""
+        state = dict(file.state)
+        state.pop(RESYNC_PASS_KEY, None)
+        if rewrite and not done:
+            state[RESYNC_PASS_KEY] = sync_id
+        return self.store.save_import_file(
+            replace(
+                file,
+                size=stat.st_size if done else PARTIAL_SIZE,
+                mtime_ns=stat.st_mtime_ns,
+                tail_hash=tail_hash(self.path, file.cursor_bytes),
+                sync_count=sync_id,
+                state=state,
             )
-        return self._report(status, skipped, unknown, truncated)
+        )
 
     def _ledger_moved(self, known: ImportFile | None) -> bool:
         """Whether the ledger row changed since ``known`` was read (inside the transaction)."""
         current = self.store.import_file(known.path if known is not None else self.key)
         if known is None or current is None:
             return (known is None) != (current is None)
-        return current.sync_count != known.sync_count
+        return (current.sync_count, current.cursor_bytes, current.prefix_hash) != (
+            known.sync_count,
+            known.cursor_bytes,
+            known.prefix_hash,
+        )
 
     def _moved_from(self) -> ImportFile | None:
         """The ledger row of this file under an old path that is gone (a moved file keeps its
@@ -237,16 +383,12 @@ class _FileSync:
                 return candidate
         return None
 
-    def _report(
-        self,
-        status: str,
-        skipped: Sequence[Any],
-        unknown: dict[str, int],
-        truncated: bool,
-    ) -> FileImportReport:
+    def _report(self, status: str, file: ImportFile | None) -> FileImportReport:
         counts = self.counts
+        unknown = dict(self.unknown)
         if status != STATUS_UNCHANGED:
             unknown = {**unknown, **self.not_imported}
+        others = file.state.get(OTHER_SESSION_IDS_KEY) if file is not None else None
         return FileImportReport(
             path=self.key,
             format=self.format,
@@ -255,15 +397,19 @@ class _FileSync:
             added=counts.added,
             merged=counts.merged,
             superseded=counts.superseded,
-            skipped=tuple(SkippedRecord(s.line, s.reason) for s in skipped),
+            skipped=tuple(
+                SkippedRecord(s.line, s.reason) for s in sorted(self.skipped, key=_line_of)
+            ),
             unknown_records=dict(sorted(unknown.items())),
             channels=tuple(counts.channels),
-            truncated_tail=truncated,
+            truncated_tail=self.truncated,
+            duplicates=counts.duplicates,
+            other_session_ids=tuple(str(o) for o in others) if isinstance(others, list) else (),
         )
 
     # -- reading -------------------------------------------------------------------------
     def _reader(self, file: ImportFile, fresh: bool) -> StreamReader:
-        state = {} if fresh else file.state
+        state = {} if fresh else {k: v for k, v in file.state.items() if k != RESYNC_PASS_KEY}
         if self.format == FORMAT_CLAUDE_CODE:
             self.nodes = LedgerNodes(self.store, file.id)
             return ClaudeCodeReader(
@@ -274,17 +420,34 @@ class _FileSync:
         raise InvalidArgument(f"no streaming reader for {self.format!r}")
 
     def _read_stream(
-        self, file: ImportFile, sync_id: int, status: str, hasher: Any
-    ) -> tuple[ImportFile, list[Any], dict[str, int], bool]:
-        resume = status == STATUS_APPENDED
-        reader = self._reader(file, fresh=not resume)
-        start_byte = file.cursor_bytes if resume else 0
-        start_line = file.cursor_line if resume else 0
-        cursor_bytes, cursor_line = start_byte, start_line
-        since_drain = 0
-        next_progress = PROGRESS_EVERY_BYTES
-        writer = Writer(self, file.id, sync_id, rewrite=status == STATUS_RESYNCED)
-        for line in read_lines(self.path, start_byte=start_byte, start_line=start_line):
+        self,
+        file: ImportFile,
+        sync_id: int,
+        *,
+        rewrite: bool,
+        fresh: bool,
+        start: int,
+        hasher: Any,
+        limit: int | None,
+    ) -> tuple[ImportFile, bool]:
+        """Read one batch: from byte ``start`` (the saved cursor; 0 and a fresh reader for a
+        new or rewritten file) up to ``limit`` records. Returns the file row with its new
+        cursor and reader state, and whether the file was read to its end."""
+        reader = self._reader(file, fresh=fresh)
+        start_line = 0 if fresh else file.cursor_line
+        cursor_bytes, cursor_line = start, start_line
+        since_drain = read = 0
+        # Across batches: one batch reads far less than PROGRESS_EVERY_BYTES.
+        if self._next_progress is None or start == 0:
+            self._next_progress = start + PROGRESS_EVERY_BYTES
+        next_progress = self._next_progress
+        writer = Writer(self, file.id, sync_id, rewrite=rewrite)
+        done = True
+        deadline = time.monotonic() + COMMIT_EVERY_SECONDS
+        for line in read_lines(self.path, start_byte=start, start_line=start_line):
+            if limit is not None and read and (read >= limit or time.monotonic() >= deadline):
+                done = False
+                break
             try:
                 data = decode_line(line, reader.report)
             except TruncatedTail:
@@ -292,6 +455,7 @@ class _FileSync:
             hasher.update(line.raw)
             cursor_bytes, cursor_line = line.end, line.number
             if line.raw.strip():
+                read += 1
                 self.counts.records += 1
                 self.progress.records += 1
             if data is not None:
@@ -300,20 +464,24 @@ class _FileSync:
             if since_drain >= DRAIN_EVERY_LINES:
                 writer.write(reader.drain(final=False))
                 since_drain = 0
-            if cursor_bytes - start_byte >= next_progress:
+            if cursor_bytes >= next_progress:
                 self.progress.update(cursor_bytes)
-                next_progress += PROGRESS_EVERY_BYTES
+                next_progress = cursor_bytes + PROGRESS_EVERY_BYTES
+        self._next_progress = next_progress
         writer.write(reader.drain(final=True))
         if self.nodes is not None:
             self.nodes.flush()
         hold = reader.hold_line()
+        self._held = hold is not None
         prefix_hash = hasher.hexdigest()
         if hold is not None:
             cursor_bytes, cursor_line, prefix_hash = line_start(self.path, hold)
-        self._resolve_branches(file.id, reader, full=status == STATUS_RESYNCED)
-        self._set_titles(reader, file.id)
+        self._reader_done = reader
         report = reader.report
-        report.sort()
+        self.skipped.extend(report.skipped)
+        for name, count in report.unknown_records.items():
+            self.unknown[name] = self.unknown.get(name, 0) + count
+        self.truncated = report.truncated_tail
         saved = replace(
             file,
             prefix_hash=prefix_hash,
@@ -321,111 +489,4 @@ class _FileSync:
             cursor_line=cursor_line,
             state=reader.state(),
         )
-        return saved, report.skipped, report.unknown_records, report.truncated_tail
-
-    def _read_whole(
-        self, file: ImportFile, sync_id: int
-    ) -> tuple[ImportFile, list[Any], dict[str, int], bool]:
-        transcripts = parse_openai(self.path)
-        writer = Writer(self, file.id, sync_id, rewrite=True)
-        skipped: list[Any] = []
-        unknown: dict[str, int] = {}
-        truncated = False
-        for transcript in transcripts:
-            skipped.extend(transcript.skipped)
-            for key, count in transcript.unknown_records.items():
-                unknown[key] = unknown.get(key, 0) + count
-            truncated = truncated or transcript.truncated_tail
-            self.counts.records += len(transcript.items)
-            writer.write(
-                Output(
-                    channel=transcript.channel,
-                    item=item,
-                    key=item_key(transcript.channel, item),
-                    parent_channel=transcript.parent_channel,
-                )
-                for item in transcript.items
-            )
-            if transcript.title:
-                self._set_title(transcript.channel, transcript.title)
-        size = self.path.stat().st_size
-        saved = replace(
-            file,
-            prefix_hash=prefix_hasher(self.path, size).hexdigest(),
-            cursor_bytes=size,
-            cursor_line=0,
-            state={},
-        )
-        return saved, skipped, unknown, truncated
-
-    # -- after reading -------------------------------------------------------------------
-    def _resolve_branches(self, file_id: int, reader: StreamReader, *, full: bool) -> None:
-        revive: list[str] = []
-        for root, side in sorted(reader.dirty_trees(full=full)):
-            for message_id, superseded in self.store.resolve_branches(
-                file_id, root, side, full=full
-            ):
-                if superseded:
-                    self.counts.to_supersede.append(message_id)
-                else:
-                    revive.append(message_id)
-        for message_id in revive:
-            message = self.store.set_superseded(message_id, None)
-            self.touch(message.channel).changed(message.seq)
-
-    def _supersede_vanished(self, file_id: int, sync_id: int) -> None:
-        vanished = [r.message_id for r in self.store.vanished_import_records(file_id, sync_id)]
-        self.counts.to_supersede.extend(vanished)
-
-    def _supersede_collected(self) -> None:
-        """Mark the collected messages superseded by the next live message. All are marked
-        first (by themselves), so none of them is chosen as another one's replacement."""
-        marked: list[str] = []
-        for message_id in dict.fromkeys(self.counts.to_supersede):
-            message = self.store.get_message(message_id)
-            if message is None or message.superseded_by is not None:
-                continue
-            self.store.set_superseded(message_id, message_id)
-            marked.append(message_id)
-            self.touch(message.channel).changed(message.seq)
-        for message_id in marked:
-            self.store.set_superseded(message_id, self.store.next_live_message(message_id))
-        self.counts.superseded += len(marked)
-        self.counts.to_supersede.clear()
-
-    def _set_titles(self, reader: StreamReader, file_id: int) -> None:
-        def is_live(uuid: str) -> bool:
-            node = self.store.import_node(file_id, uuid)
-            return node is not None and not node.superseded
-
-        for channel, title in reader.titles(is_live).items():
-            if title:
-                self._set_title(channel, title)
-
-    def _set_title(self, channel: str, title: str) -> None:
-        title = normalize_text(title)
-        thread = self.store.get_thread(channel)
-        if thread is not None and thread.title != title:
-            self.store.set_title(channel, title)
-
-    def touch(self, channel: str) -> ThreadTouch:
-        """First write to ``channel`` in this sync: create it, record its source file."""
-        touch = self.counts.channels.get(channel)
-        if touch is None:
-            created = self.store.get_thread(channel) is None
-            self.store.set_thread_source(channel, self.source_name, self.identity)
-            touch = ThreadTouch(created=created)
-            self.counts.channels[channel] = touch
-        return touch
-
-    def _rechunk(self) -> None:
-        for channel, touch in self.counts.channels.items():
-            if touch.changed_from is not None:
-                rechunk(self.store, channel, touch.changed_from)
-
-    def _finish_threads(self) -> None:
-        for channel, touch in self.counts.channels.items():
-            if touch.first is not None and touch.last is not None:
-                self.store.set_thread_times(
-                    channel, touch.first, touch.last, replace_last=touch.created
-                )
+        return saved, done

@@ -33,6 +33,12 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 #: FTS5 replaces a non-positive IDF with this.
 BM25_IDF_FLOOR = 1e-6
+#: k1 and b of the thread-scoped keyword leg, which computes BM25 here rather than in FTS5
+#: (#21): chat turns are short and of similar length, so length normalisation mostly adds
+#: noise. Tuned on LoCoMo dev (LOO; README "LoCoMo retrieval"). FTS5's own ``bm25()`` (the
+#: unscoped search) keeps 1.2 / 0.75.
+SCOPED_BM25_K1 = 1.2
+SCOPED_BM25_B = 0.3
 
 Phrase = Sequence[str]
 
@@ -43,18 +49,33 @@ def bm25_idf(n_rows: int, df: int) -> float:
     return idf if idf > 0.0 else BM25_IDF_FLOOR
 
 
-def bm25_score(freqs: Sequence[int], idfs: Sequence[float], length: int, avgdl: float) -> float:
-    """``−bm25()`` of one row from its phrase frequencies and length (FTS5's exact arithmetic)."""
-    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avgdl) if avgdl else 0.0
+def bm25_score(
+    freqs: Sequence[int],
+    idfs: Sequence[float],
+    length: int,
+    avgdl: float,
+    *,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> float:
+    """``−bm25()`` of one row from its phrase frequencies and length (FTS5's exact arithmetic
+    with the default ``k1``/``b``)."""
+    norm = k1 * (1.0 - b + b * length / avgdl) if avgdl else 0.0
     score = 0.0
     for freq, idf in zip(freqs, idfs, strict=True):
         if freq:
-            score += idf * ((freq * (BM25_K1 + 1.0)) / (freq + norm))
+            score += idf * ((freq * (k1 + 1.0)) / (freq + norm))
     return score
 
 
 def scope_scores(
-    n_rows: int, n_tokens: int, df: Sequence[int], rows: Sequence[tuple[int, Sequence[int]]]
+    n_rows: int,
+    n_tokens: int,
+    df: Sequence[int],
+    rows: Sequence[tuple[int, Sequence[int]]],
+    *,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
 ) -> list[float]:
     """``−bm25()`` of ``rows`` (``(length, phrase frequencies)``) over a scope of ``n_rows`` rows
     holding ``n_tokens`` tokens, where ``df[i]`` rows hold phrase ``i``."""
@@ -62,7 +83,7 @@ def scope_scores(
         return [0.0] * len(rows)
     idfs = [bm25_idf(n_rows, d) for d in df]
     avgdl = n_tokens / n_rows
-    return [bm25_score(freqs, idfs, length, avgdl) for length, freqs in rows]
+    return [bm25_score(freqs, idfs, length, avgdl, k1=k1, b=b) for length, freqs in rows]
 
 
 def phrase_count(tokens: Sequence[str], phrase: Phrase) -> int:

@@ -14,13 +14,9 @@ a compaction summary, its thread is not quarantined and the thread's source is n
 thread passes the same gate. :meth:`StoreLifecycle.read_snapshot` runs several reads on one
 snapshot, so a quarantine committing mid-search never lets a row through. The audit reads
 (:meth:`ThreadStore.get_message`, :meth:`ThreadStore.messages`, :meth:`ThreadStore.list_threads`)
-show everything and belong to person-facing verbs only.
-
-Ranking statistics (BM25's IDF and average length) are corpus-level, as FTS5 computes them;
-only rows, ids and texts are gated.
-
-A backend may implement a subset; :func:`require` checks a capability at run time and says
-what is missing. The contract suite (``tests/storage/contract/``) runs against every backend.
+show everything and belong to person-facing verbs only. Ranking statistics (BM25's IDF and average length) are corpus-level, as FTS5 computes them;
+only rows, ids and texts are gated. A backend may implement a subset; :func:`require` checks a
+capability at run time. The contract suite (``tests/storage/contract/``) runs on every backend.
 """
 
 from __future__ import annotations
@@ -34,6 +30,7 @@ from recallbox.storage.base_code import CodeStore
 from recallbox.storage.capability import protocol_members, require
 from recallbox.storage.curated import KnowledgeStore, MemoryStore
 from recallbox.storage.deadline import Deadline
+from recallbox.storage.episode_reads import EpisodeReads
 from recallbox.storage.queries import (
     CORPUS_CODE_SYMBOL,
     CORPUS_MEMORY_ENTRY,
@@ -47,6 +44,7 @@ from recallbox.storage.queries import (
     SearchFilter,
 )
 from recallbox.storage.recall_protocols import HitLog, ToolOutputStore
+from recallbox.storage.secrets import SecretStore  # not re-exported: import it from there
 from recallbox.storage.values import (
     CandidateStream,
     ChunkRow,
@@ -282,8 +280,9 @@ class ImportLedger(Protocol):
     """The bookkeeping of incremental transcript import (DESIGN §4.5), next to the messages.
 
     Which file was read how far, which record became which message, the Claude Code branch
-    forest of each file. Meant to run inside one ``store.transaction()`` per file, so a failed
-    import leaves no trace. It never parses a file.
+    forest of each file. Meant to run inside write transactions that each save a
+    file's records with its cursor, so an import stopped anywhere resumes from its last
+    commit. It never parses a file.
     """
 
     def import_file(self, path: str) -> ImportFile | None:
@@ -299,11 +298,19 @@ class ImportLedger(Protocol):
     def import_record(self, file_id: int, key: str) -> ImportRecord | None:
         """The record ``key`` of a file, or ``None``."""
 
+    def channel_import_record(
+        self, channel: str, key: str, *, other_than: int
+    ) -> ImportRecord | None:
+        """The record ``key`` of another file than ``other_than`` that fed thread ``channel``
+        (not a mirror, the earliest file first), or ``None``: the same record already imported
+        from another file of the same session."""
+
     def put_import_records(self, file_id: int, records: Sequence[ImportRecord]) -> None:
         """Insert or replace records of a file (by key)."""
 
     def vanished_import_records(self, file_id: int, sync_id: int) -> Iterator[ImportRecord]:
-        """The records of a file last seen before ``sync_id`` (a rewrite dropped them)."""
+        """The records of a file last seen before ``sync_id`` (a rewrite dropped them),
+        mirrors included (their ``mirror`` is set)."""
 
     def import_node(self, file_id: int, uuid: str) -> ImportNode | None:
         """A node of a file's branch forest, or ``None``."""
@@ -322,7 +329,8 @@ class ImportLedger(Protocol):
     ) -> list[tuple[str, bool]]:
         """Recompute which nodes of one tree are superseded (the live line runs to the tree's
         last conversational record) and return ``(message id, superseded)`` for every message
-        whose status must change (with ``full``: of every node of the tree)."""
+        whose status must change (with ``full``: of every node of the tree). Messages the file
+        only mirrors are never returned (their own file decides)."""
 
     def next_live_message(self, message_id: str) -> str:
         """The first live message after ``message_id`` in its thread (else the last live one
@@ -393,9 +401,11 @@ class Store(
     TranscriptChunks,
     KnowledgeStore,
     MemoryStore,
+    SecretStore,
     Health,
     ToolOutputStore,
     CodeStore,
+    EpisodeReads,
     Protocol,
 ):
     """A complete backend: every concern above."""
@@ -427,6 +437,7 @@ __all__ = [
     "DocumentWrite",
     "EmbedTarget",
     "EmbeddingSpace",
+    "EpisodeReads",
     "Health",
     "HitLog",
     "HitRow",

@@ -88,7 +88,11 @@ class CandidateStream(Iterator[SearchableMessage]):
 
 @dataclass(frozen=True, slots=True)
 class SearchRow:
-    """What a ranked hit needs of one searchable message."""
+    """What a ranked hit needs of one searchable message.
+
+    ``generation`` (the generation's public id) and ``seq`` place it in its thread: the ranking
+    signals (#21) cut episodes and find neighbours from them.
+    """
 
     id: str
     channel: str
@@ -96,6 +100,29 @@ class SearchRow:
     content: str
     content_hash: str
     created_at: datetime
+    generation: str
+    seq: int
+
+
+# -- the ranking signals' reads (#21) -------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class GenerationSpan:
+    """A range of one generation's positions: ``first`` to ``last`` ``seq``, both included."""
+
+    generation: str
+    first: int
+    last: int
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeBreaks:
+    """Where episodes start in a :class:`GenerationSpan`: ``first``/``last`` are the lowest and
+    highest ``seq`` of the span's messages, ``starts`` (ascending, ``first`` included) the seqs
+    whose ``created_at`` is more than the gap away from the previous message's."""
+
+    first: int
+    last: int
+    starts: tuple[int, ...]
 
 
 # -- keyword index -------------------------------------------------------------------------
@@ -170,7 +197,12 @@ class ImportFile:
 
 @dataclass(frozen=True, slots=True)
 class ImportRecord:
-    """One record key of an imported file and the message it became."""
+    """One record key of an imported file and the message it became.
+
+    ``mirror``: the message belongs to another file of the same session (a copy of a
+    transcript, or two files sharing a session id): this file's sync never changes it.
+    ``file_id`` is filled in by reads (the file the record is of).
+    """
 
     key: str
     channel: str
@@ -178,6 +210,8 @@ class ImportRecord:
     content_hash: str
     sync_id: int
     node: str | None = None
+    mirror: bool = False
+    file_id: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,9 @@ User text never reaches a backend's query language: :func:`build_fts_query` make
 5. makes each remaining word a phrase; a word holding CJK text is segmented first
    (``recallbox.text.cjk``), so a CJK run becomes a phrase of its bigrams;
 6. asks for rows holding any phrase. Nothing left means an empty query, which the caller
-   answers with no hits instead of running a query.
+   answers with no hits instead of running a query — unless the query holds words made only
+   of symbols (``🚀``, ``=>``): the tokenizer holds no token for them, so they come back in
+   :attr:`FtsQuery.symbols` for a literal leg (``recallbox.domains.sessions``).
 
 A word containing ``_``, ``-``, ``.`` or ``/`` is an **identifier**: it is matched as a phrase
 like any word (the tokenizer splits it, so ``search_memory`` matches "search memory") and is
@@ -28,7 +30,7 @@ No input string raises here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from recallbox.storage.queries import LexicalQuery
 from recallbox.text.cjk import has_cjk, segment
@@ -41,11 +43,14 @@ FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 IDENTIFIER_CHARS = "_-./"
 #: At most this many distinct words of a query are used (a pasted page stays a fast query).
 MAX_QUERY_TERMS = 128
+#: At most this many symbol-only words are kept for the literal leg.
+MAX_SYMBOL_TERMS = 8
 
 # Stripped from the start of a word: quotes, brackets, FTS5's `*` and `^` (a leading `.` stays:
 # `./src`, `.bashrc`); from its end also sentence punctuation.
 _LEAD_CHARS = "\"'`\u2018\u2019\u201c\u201d\u00ab\u00bb([{<*^"
 _TRAIL_CHARS = "\"'`\u2018\u2019\u201c\u201d\u00ab\u00bb)]}>.,;:!?\u2026*^"
+_QUOTE_CHARS = "\"'`\u2018\u2019\u201c\u201d\u00ab\u00bb"
 _POSSESSIVE_RE = re.compile(r"(?<=\w)['\u2019]s?$", re.IGNORECASE)
 
 
@@ -59,12 +64,17 @@ class FtsQuery:
 
     ``lexical`` is what a store searches: one phrase per word of ``terms`` (query order).
     ``terms`` are the kept words (excerpts centre on them); ``literals`` the identifier words
-    to recheck.
+    to recheck. ``symbols``: when no word holds a letter or digit, the words made only of
+    symbols (``🚀``), searched literally instead (excerpts centre on them); ``text`` the
+    normalised query it was built from (the ranking signals read the participants and dates
+    it names, #21; not compared).
     """
 
     lexical: LexicalQuery = NOTHING
     terms: tuple[str, ...] = ()
     literals: tuple[str, ...] = ()
+    symbols: tuple[str, ...] = ()
+    text: str = field(default="", compare=False)
 
     @property
     def is_empty(self) -> bool:
@@ -113,15 +123,27 @@ def query_words(query: str) -> list[str]:
     return words
 
 
+def symbol_words(query: str) -> tuple[str, ...]:
+    """The distinct words of ``query`` with no letter or digit (``🚀``, ``=>``), without
+    surrounding quotes, FTS5 operators and trailing sentence punctuation (``***`` is none)."""
+    edges = _QUOTE_CHARS + "*^"
+    stripped = (
+        w.lstrip(edges).rstrip(edges + ".,;:!?\u2026") for w in normalize_text(query).split()
+    )
+    words = [w for w in stripped if w and not _has_token_char(w)]
+    return tuple(dict.fromkeys(words))[:MAX_SYMBOL_TERMS]
+
+
 def build_fts_query(query: str) -> FtsQuery:
     """Build the keyword query for ``query`` (see the module docstring); never raises."""
     if not isinstance(query, str):
         return FtsQuery()
+    text = normalize_text(query).strip()
     words = query_words(query)
     content = [w for w in words if w.casefold() not in STOPWORDS_EN]
     kept = (content or words)[:MAX_QUERY_TERMS]
     if not kept:
-        return FtsQuery()
+        return FtsQuery(symbols=symbol_words(query), text=text)
     lexical = LexicalQuery(tuple(phrase_of(w) for w in kept))
     literals = tuple(w for w in kept if is_identifier(w))
-    return FtsQuery(lexical, tuple(kept), literals)
+    return FtsQuery(lexical, tuple(kept), literals, text=text)

@@ -33,13 +33,23 @@ def needs_normalization(text: str) -> bool:
 
 
 def normalize_json(value: Any) -> Any:
-    """Normalise every string (keys included) inside a JSON value."""
+    """Normalise every string (keys included) inside a JSON value.
+
+    One stack frame per nesting level (no comprehension frames), so a value as deep as
+    ``MAX_JSON_DEPTH`` stays well inside Python's recursion limit.
+    """
     if isinstance(value, str):
         return normalize_text(value)
     if isinstance(value, list):
-        return [normalize_json(item) for item in value]
+        items = []
+        for item in value:
+            items.append(normalize_json(item))  # noqa: PERF401 - a comprehension adds a frame
+        return items
     if isinstance(value, dict):
-        return {normalize_text(str(k)): normalize_json(v) for k, v in value.items()}
+        fields = {}
+        for key, item in value.items():
+            fields[normalize_text(str(key))] = normalize_json(item)
+        return fields
     return value
 
 

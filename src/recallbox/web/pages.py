@@ -27,8 +27,9 @@ THREADS_PAGE_SIZE = 50
 MESSAGES_PAGE_SIZE = 50
 #: How much of a compaction summary the timeline shows (its message has the rest).
 SUMMARY_MAX_CHARS = 4_000
-#: The heading the engine gives the resource directory it appends to a compaction summary.
-DIRECTORY_HEADING = "## 10. Resources used in generation "
+#: The heading the engine gives the resource directory it appends to a compaction summary
+#: (then the one releases before #17 wrote, still in their databases).
+DIRECTORY_HEADINGS = ("## Resources used in generation ", "## 10. Resources used in generation ")
 
 
 def healthz(request: Request) -> Response:
@@ -63,10 +64,13 @@ class GenerationRow:
 
 def split_summary(text: str) -> tuple[str, str | None]:
     """A compaction summary's own text and the resource directory the engine appended."""
-    at = text.rfind("\n" + DIRECTORY_HEADING)
-    if at < 0:
-        return (text, None) if not text.startswith(DIRECTORY_HEADING) else ("", text)
-    return text[:at].rstrip(), text[at + 1 :]
+    for heading in DIRECTORY_HEADINGS:
+        at = text.rfind("\n" + heading)
+        if at >= 0:
+            return text[:at].rstrip(), text[at + 1 :]
+        if text.startswith(heading):
+            return "", text
+    return text, None
 
 
 def _generation_row(generation: Generation, messages: list[Message], shown: bool) -> GenerationRow:

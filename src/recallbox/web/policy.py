@@ -31,7 +31,7 @@ class Action:
     name: str
     question: str
     done: str
-    verb: Callable[[Box, str], None]
+    verb: Callable[[Box, str], object]  # include_source says whether it lifted one
 
 
 ACTIONS: dict[str, Action] = {
@@ -74,7 +74,7 @@ def policy_page(request: Request) -> Response:
 
 
 def confirm_page(request: Request) -> Response:
-    """"Really?": what the change will do, and the form that makes it."""
+    """ "Really?": what the change will do, and the form that makes it."""
     app = inspector(request)
     action = _action(request.query_params.get("action", ""))
     target = _target(text_param(request, "target", MAX_TARGET_CHARS))

@@ -58,22 +58,30 @@ def test_import_openai_needs_paths(tmp_path: Path, run) -> None:
     }
 
 
-def test_import_watch_resyncs_until_interrupted(
+def test_import_watch_json_prints_only_syncs_that_changed_something(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run, fixtures: Path
 ) -> None:
+    """Fix (#17 item 9): `import --watch --json` printed a line on every check (1 208
+    "unchanged" lines in 10 minutes); it prints the first sync and then changes only."""
+    chat = tmp_path / "chat.json"
+    shutil.copy(fixtures / "openai" / "chat.json", chat)
     sleeps: list[float] = []
 
     def sleep(seconds: float) -> None:
         sleeps.append(seconds)
-        if len(sleeps) == 2:
+        if len(sleeps) == 3:
+            chat.write_text(chat.read_text(encoding="utf-8").replace("Oslo", "Bergen"), "utf-8")
+        if len(sleeps) == 6:
             raise KeyboardInterrupt
 
     monkeypatch.setattr("time.sleep", sleep)
-    chat = str(fixtures / "openai" / "chat.json")
-    r = run("--db", str(tmp_path / "x.db"), "import", "openai", chat, "--watch", "--json")
-    assert r.code == 130 and sleeps == [5.0, 5.0]
+    r = run("--db", str(tmp_path / "x.db"), "import", "openai", str(chat), "--watch", "--json")
+    assert r.code == 130 and sleeps == [5.0] * 6
     documents = [json.loads(line) for line in r.out.splitlines()]
-    assert [d["added"] for d in documents] == [7, 0]
+    assert [(d["added"], d["files"][0]["status"]) for d in documents] == [
+        (7, "new"),
+        (4, "resynced"),
+    ]
 
 
 def test_import_watch_text_prints_only_syncs_that_changed_something(
@@ -95,3 +103,79 @@ def test_import_watch_text_prints_only_syncs_that_changed_something(
     assert r.code == 130
     totals = [line for line in r.out.splitlines() if line.startswith("openai:")]
     assert [line.split(", ")[2] for line in totals] == ["7 message(s) added", "4 message(s) added"]
+
+
+def test_import_with_nothing_to_find_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run
+) -> None:
+    """Fix (#17 item 9): `import claude-code` without ~/.claude/projects said "0 file(s)"
+    and nothing else."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude"))
+    db = str(tmp_path / "x.db")
+    r = run("--db", db, "import", "claude-code")
+    assert r.code == 0 and r.out.splitlines()[1] == (
+        f"  no Claude Code transcripts: {tmp_path / 'no-claude' / 'projects'} does not exist; "
+        "set CLAUDE_CONFIG_DIR, or name the files: recallbox import claude-code PATH"
+    )
+    (tmp_path / "no-claude" / "projects").mkdir(parents=True)
+    assert "projects has no session files" in run("--db", db, "import", "claude-code").out
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex"))
+    hint = run("--db", db, "import", "codex", "--json").json()["hint"]
+    assert hint.startswith("no Codex rollouts (rollout-*.jsonl) in ")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert (
+        f"no codex transcripts under {empty}" in run("--db", db, "import", "codex", str(empty)).out
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "source", "looks_like"),
+    [
+        ("claude-code", "codex/sessions/2025/10/29", "a Codex rollout"),
+        ("codex", "claude-code/projects/-home-dev-app/7f3c2a10-5b6d-4e8f-9a01-23456789abcd.jsonl",
+         "a Claude Code session"),
+    ],
+)  # fmt: skip
+def test_a_transcript_of_another_format_is_refused_with_a_hint(
+    tmp_path: Path, run, fixtures: Path, given: str, source: str, looks_like: str
+) -> None:
+    """Fix (#17 item 9): a Codex rollout imported as claude-code said "+0 message(s)"; now it
+    is refused with "wrong format?", nothing of it is kept, and the right format works."""
+    db = str(tmp_path / "x.db")
+    src = fixtures / source
+    path = src if src.is_file() else sorted(src.glob("*.jsonl"))[0]
+    target = tmp_path / ("rollout-x.jsonl" if given == "codex" else "session.jsonl")
+    shutil.copy(path, target)
+    r = run("--db", db, "import", given, str(target), "--json")
+    right = "codex" if given == "claude-code" else "claude-code"
+    assert r.code == 1 and r.json()["files"][0]["error"] == (
+        f"wrong format? this looks like {looks_like} (try `recallbox import {right} {target}`)"
+    )
+    assert run("--db", db, "thread", "list").out.strip() == "no threads yet"
+    r = run("--db", db, "import", right, str(target))
+    assert r.code == 0 and "0 error(s)" in r.out.splitlines()[0] and "+0 message" not in r.out
+
+
+def test_a_copied_session_is_one_thread_and_its_hits_appear_once(
+    tmp_path: Path, run, fixtures: Path
+) -> None:
+    """Fix (#17 item 9): a session copied to another file name became a second thread, so
+    every hit appeared twice; threads are keyed by the session id inside the file."""
+    db = str(tmp_path / "x.db")
+    projects = fixtures / "claude-code" / "projects"
+    session = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
+    backup = tmp_path / "backup" / "renamed.jsonl"
+    backup.parent.mkdir()
+    shutil.copy(projects / "-home-dev-app" / f"{session}.jsonl", backup)
+    run("--db", db, "import", "claude-code", str(projects))
+    before = run("--db", db, "thread", "list", "--json").json()
+    r = run("--db", db, "import", "claude-code", str(backup), "--json")
+    [file] = r.json()["files"]
+    assert r.code == 0 and file["added"] == 0 and file["duplicates"] == 24
+    assert file["channels"][0] == f"claude-code:{session}"
+    assert run("--db", db, "thread", "list", "--json").json() == before
+    text = run("--db", db, "import", "claude-code", str(backup)).out
+    assert "unchanged" in text
+    hits = run("--db", db, "search-memory", "README").out
+    assert hits.count("[message_id=") == 2  # as before the copy was imported

@@ -29,7 +29,11 @@ def test_policy_round_trip(db: str, run) -> None:
     ]
     assert "No matches" in run("--db", db, "search-memory", "hunter2-unique").out
     assert run("--db", db, "policy", "unquarantine", "secret:1").out == "released secret:1\n"
-    run("--db", db, "policy", "include", "private.md")  # another exclusion: lifts nothing
+    r = run("--db", db, "policy", "include", "private.md")  # another exclusion: lifts nothing
+    assert (r.code, r.out) == (
+        0,
+        "nothing to include: private.md is not excluded; excluded: notes/private.md\n",
+    )
     assert run("--db", db, "policy", "show", "--json").json()["excluded_sources"] == [
         "notes/private.md"
     ]
@@ -56,3 +60,16 @@ def test_policy_changes_create_the_database(tmp_path: Path, run) -> None:
     assert run("--db", str(db), "policy", "quarantine", "later:1").code == 0
     with recallbox.open(db) as box:
         assert box.policy().quarantined == ("later:1",)
+
+
+def test_include_says_when_nothing_matched(db: str, run) -> None:
+    """Fix (#17 leftover): `policy include NAME` when NAME is not excluded says so instead of
+    "included NAME"; the Python verb says whether it lifted anything."""
+    r = run("--db", db, "policy", "include", "never-excluded.jsonl")
+    assert r.code == 0
+    assert r.out == "nothing to include: never-excluded.jsonl is not excluded; excluded: (none)\n"
+    with recallbox.open(db) as box:
+        box.exclude_source("a.jsonl")
+        assert box.include_source("b.jsonl") is False
+        assert box.include_source("A.jsonl") is True  # names are casefolded
+        assert box.include_source("a.jsonl") is False

@@ -144,3 +144,60 @@ def test_compact_needs_exactly_one_summary(db: str, run) -> None:
         assert r.code == 2 and "exactly one of --summary or --summary-file" in r.error_line
     r = run("--db", db, "compact", "missing", "--summary", "s")
     assert r.code == 1 and "unknown channel" in r.error_line
+
+
+def test_threads_of_an_excluded_source_are_marked_and_never_shown(
+    tmp_path: Path, run, fixtures: Path
+) -> None:
+    """Fix (#17 leftover): `thread list` marks each thread whose source file is excluded
+    (text and --json), and `thread show` of one prints its metadata and "excluded source",
+    never its text."""
+    db = str(tmp_path / "x.db")
+    session = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
+    run("--db", db, "import", "claude-code", str(fixtures / "claude-code" / "projects"))
+    run("--db", db, "policy", "exclude", f"{session}.jsonl")
+    channel = f"claude-code:{session}"
+    listed = run("--db", db, "thread", "list").out.splitlines()
+    assert any(line.startswith(f"{channel} [excluded source]  ") for line in listed)
+    assert any(line.startswith(f"{channel}/agent-b7e1  ") for line in listed)  # another file
+    data = {t["channel"]: t for t in run("--db", db, "thread", "list", "--json").json()}
+    assert data[channel]["excluded"] is True and data[channel]["quarantined"] is False
+    assert data[f"{channel}/agent-b7e1"]["excluded"] is False
+    r = run("--db", db, "thread", "show", channel)
+    count = data[channel]["message_count"]
+    assert r.code == 0 and r.out.splitlines()[1] == (
+        f"excluded source — {count} messages hidden (`recallbox policy show` lists the "
+        "exclusions; `recallbox policy include NAME` lifts one)"
+    )
+    assert "README" not in r.out and len(r.out.splitlines()) == 2
+    shown = run("--db", db, "thread", "show", channel, "--json").json()
+    assert shown["messages"] == [] and shown["hidden_messages"] == count
+    assert shown["thread"]["excluded"] is True
+    run("--db", db, "policy", "include", f"{session}.jsonl")
+    assert "README" in run("--db", db, "thread", "show", channel, "--width", "5000").out
+
+
+def test_a_channel_blank_after_normalisation_is_refused_everywhere(db: str, run) -> None:
+    """Fix (#17 leftover): `create_thread("\\x08")` made channel " ", which `append` then
+    refused; one rule now refuses it in both."""
+    with recallbox.open(db) as box:
+        for verb in (box.create_thread, box.quarantine, lambda c: box.append(c, "user", "x")):
+            with pytest.raises(recallbox.InvalidArgument, match="non-empty"):
+                verb("\x08")
+        assert box.threads() == []
+        assert box.create_thread("a\x08b").channel == "a b"
+    r = run("--db", db, "append", "\x08\x07", "user", "hi", "--json")
+    assert r.code == 2 and "channel must be a non-empty string" in r.json()["error"]
+
+
+def test_thread_list_json_carries_last_activity(db: str, run) -> None:
+    """Fix (#17 item 9, DESIGN §2): a thread's last activity is its newest message's own time,
+    not the time it was appended or imported."""
+    run("--db", db, "append", "old", "user", "x", "--json")
+    with recallbox.open(db) as box:
+        box.append_many(
+            "older", [{"role": "user", "content": "y", "created_at": "2024-01-02T03:04:05Z"}]
+        )
+    data = {t["channel"]: t for t in run("--db", db, "thread", "list", "--json").json()}
+    assert data["older"]["last_activity"] == "2024-01-02T03:04:05+00:00"
+    assert data["old"]["last_activity"] > data["older"]["last_activity"]

@@ -116,3 +116,43 @@ def test_an_imported_thread_is_dated_by_its_transcript(store: Store) -> None:
     thread = store.get_thread("t")
     assert thread is not None and thread.created_at == first
     assert store.generations("t")[0].opened_at == first
+
+
+def test_a_record_of_another_file_of_the_thread_is_found_and_mirrors_never_move(
+    store: Store,
+) -> None:
+    """#17: a copy of a transcript (another file, same session) finds the records the first
+    file imported (by thread and key) and only mirrors them; branch resolution of the copy
+    never changes a message it mirrors."""
+    a = store.save_import_file(ImportFile(path="/t/a.jsonl", format="claude-code"))
+    b = store.save_import_file(ImportFile(path="/t/b.jsonl", format="claude-code"))
+    first, second = add(store, "claude-code:s", "one", "two")
+    store.put_import_records(
+        a.id,
+        [
+            ImportRecord("u1", "claude-code:s", first.id, "h1", 1, "u1"),
+            ImportRecord("u2", "claude-code:s", second.id, "h2", 1, "u2"),
+        ],
+    )
+    found = store.channel_import_record("claude-code:s", "u1", other_than=b.id)
+    assert found == ImportRecord("u1", "claude-code:s", first.id, "h1", 1, "u1")
+    assert found is not None and found.file_id == a.id and not found.mirror
+    assert store.channel_import_record("claude-code:s", "u1", other_than=a.id) is None
+    assert store.channel_import_record("claude-code:other", "u1", other_than=b.id) is None
+    mirrored = ImportRecord("u2", "claude-code:s", second.id, "h2", 1, "u2", mirror=True)
+    store.put_import_records(b.id, [mirrored])
+    assert store.import_record(b.id, "u2") == mirrored
+    # a mirror is never what another file finds: only the file that imported the message
+    assert store.channel_import_record("claude-code:s", "u2", other_than=a.id) is None
+    assert [r.mirror for r in store.vanished_import_records(b.id, 2)] == [True]
+    # b's forest says u2 was abandoned (u3 replaced it); a's message stays as a decides
+    store.add_import_nodes(
+        b.id,
+        [
+            ImportNode("u1", None, "u1", False, True, 1),
+            ImportNode("u2", "u1", "u1", False, True, 2),
+            ImportNode("u3", "u1", "u1", False, True, 3),
+        ],
+    )
+    assert store.resolve_branches(b.id, "u1", False, full=True) == []
+    assert store.import_node(b.id, "u2").superseded  # type: ignore[union-attr]

@@ -110,3 +110,41 @@ def test_a_session_window_counts_visible_messages_only(store: Store) -> None:
     assert store.session_window(ids[1], 3, where=EVERYTHING) == []  # superseded: not a hit
     assert store.session_window(ids[3], 1, where=SearchFilter(channel="dev")) == []
     assert store.session_window("m_unknown", 1, where=EVERYTHING) == []
+
+
+def test_last_activity_is_the_newest_message_time_never_the_append_time(store: Store) -> None:
+    """DESIGN §2 (#17 item 9): the greatest ``created_at`` of the thread's messages, its
+    creation time while it is empty, whatever time the append ran at."""
+    empty = store.ensure_thread("empty", None)
+    assert empty.last_activity == empty.created_at
+    old = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    older = datetime(2023, 1, 1, tzinfo=UTC)
+    store.ensure_thread("imported", None)  # created now, then given old messages
+    store.append("imported", [row("a", created_at=old), row("b", created_at=older)])
+    thread = store.get_thread("imported")
+    assert thread is not None and thread.last_activity == old
+    add(store, "imported", "c", created_at=older)  # an older message never moves it back
+    assert store.get_thread("imported").last_activity == old  # type: ignore[union-attr]
+    newer = datetime(2024, 6, 1, tzinfo=UTC)
+    add(store, "imported", "d", created_at=newer)
+    listed = {t.channel: t.last_activity for t in store.list_threads()}
+    assert listed["imported"] == newer and listed["empty"] == empty.created_at
+
+
+def test_threads_say_whether_their_source_is_excluded(store: Store) -> None:
+    """``Thread.excluded``: the thread's source is excluded by the stored policy (the audit
+    reads flag it; DESIGN §5)."""
+    add(store, "t1", "x")
+    add(store, "t2", "y")
+    store.set_thread_source("t1", "s1.jsonl", None)
+    store.set_thread_source("t2", "s2.jsonl", "dev:ino")
+    assert [t.excluded for t in store.list_threads()] == [False, False]
+    store.set_source_excluded("s1.jsonl", True)
+    store.set_source_excluded("other-name.jsonl", True, "dev:ino")  # a hard link of s2
+    assert [(t.channel, t.excluded) for t in store.list_threads()] == [("t1", True), ("t2", True)]
+    store.set_quarantined("t1", True)
+    t1 = store.get_thread("t1")
+    assert t1 is not None and (t1.quarantined, t1.excluded) == (True, True)
+    store.set_source_excluded("s1.jsonl", False)
+    t1 = store.get_thread("t1")
+    assert t1 is not None and (t1.quarantined, t1.excluded) == (True, False)

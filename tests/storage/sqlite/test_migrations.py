@@ -93,8 +93,8 @@ def test_an_interrupted_migration_resumes_where_it_stopped(
     versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
     conn.close()
     assert progress == [(upgrades.MIGRATION_TEXT_ONCE, 0, 33)]  # three batches committed
-    # The interrupted migration is recorded (a later one is not applied yet): an older recallbox
-    # refuses the file from now on.
+    # the interrupted migration is recorded (an older recallbox refuses the file from now on);
+    # no later migration runs before it finishes
     assert max(versions) == next(v for v, n, _ in MIGRATIONS if n == upgrades.MIGRATION_TEXT_ONCE)
     monkeypatch.setitem(upgrades.BATCHED, upgrades.MIGRATION_TEXT_ONCE, upgrades.TEXT_ONCE)
     with recallbox.open(old_db) as box:

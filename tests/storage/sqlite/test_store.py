@@ -7,6 +7,8 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import apsw
@@ -14,7 +16,13 @@ import pytest
 
 import recallbox
 from recallbox import SchemaMismatch
+from recallbox.storage.sqlite import connection
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
+
+IMPORT_LIKE_GAP_S = 0.01
+"""The other connection lets go of the lock this long between two of its batches."""
+IMPORT_LIKE_BATCHES_S = 10.0
+"""… for at most this long (the waiting append gets in long before)."""
 
 
 def test_file_created_private_with_wal(db_path: Path) -> None:
@@ -23,8 +31,41 @@ def test_file_created_private_with_wal(db_path: Path) -> None:
         conn = box.store.pool.connection()
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
-        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
     assert stat.S_IMODE(os.stat(db_path).st_mode) == 0o600
+
+
+def test_a_writer_waits_for_the_lock_and_gets_it_between_two_batches(db_path: Path) -> None:
+    """Another connection holds the write lock, lets go for an instant, takes it again: the
+    waiting append gets in within that gap (SQLite's own busy timeout backs off to 100 ms
+    between tries and mostly misses it; the import test in tests/importers shows the effect)."""
+    with recallbox.open(db_path) as box:
+        box.append("t", "user", "x")
+        other = apsw.Connection(str(db_path))
+        other.execute("BEGIN IMMEDIATE")
+        waiting = threading.Thread(target=box.append, args=("t", "user", "waited"))
+        waiting.start()
+        deadline = time.monotonic() + IMPORT_LIKE_BATCHES_S
+        while waiting.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+            other.execute("COMMIT")
+            time.sleep(IMPORT_LIKE_GAP_S)
+            other.execute("BEGIN IMMEDIATE")
+        other.execute("COMMIT")
+        waiting.join()
+        assert [m.content for m in box.messages("t")] == ["x", "waited"]
+
+
+def test_a_lock_held_too_long_names_the_wait(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 50)
+    with recallbox.open(db_path) as box:
+        box.append("t", "user", "x")
+        other = apsw.Connection(str(db_path))
+        other.execute("BEGIN IMMEDIATE")
+        with pytest.raises(recallbox.StoreUnavailable, match="stayed locked"):
+            box.append("t", "user", "y")
+        other.execute("COMMIT")
 
 
 def test_migrations_recorded_once_and_idempotent(db_path: Path) -> None:

@@ -200,3 +200,32 @@ def test_a_copy_read_for_a_late_search_is_finished_and_kept(
         monkeypatch.setattr(vector_cache, "load", lambda *a, **k: pytest.fail("read again"))
         got = store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=3)
         assert got == [(near.id, 0.0)]
+
+
+def test_a_purge_makes_the_copy_read_again(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A purged vector does not outlive the purge in memory either."""
+    table = TableEmbedder([[1.0, 0, 0, 0, 0, 0, 0, 0]])
+    reads: list[int] = []
+    real = vector_cache.load
+
+    def counted(*args: Any, **kwargs: Any) -> vector_cache.SpaceCopy:
+        copy = real(*args, **kwargs)
+        reads.append(len(copy.rowids))
+        return copy
+
+    monkeypatch.setattr(vector_cache, "load", counted)
+    with recallbox.open(db_path, embedder=table) as box:
+        gone, kept = box.append_many(
+            "ops", [{"role": "user", "content": "v0 gone"}, {"role": "user", "content": "v0 kept"}]
+        )
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        q = table.vectors[0]
+        assert {i for i, _ in store.nearest(q, space=space, where=SearchFilter(), limit=5)} == {
+            gone.id,
+            kept.id,
+        }
+        box.purge(gone.id)
+        got = store.nearest(q, space=space, where=SearchFilter(), limit=5)
+        assert got == [(kept.id, 0.0)] and reads == [2, 1]

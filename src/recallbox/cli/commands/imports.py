@@ -36,6 +36,8 @@ def render_import(report: ImportReport, *, verbose: bool = True) -> str:
         f"{report.added} message(s) added, {report.skipped} line(s) skipped, "
         f"{len(report.errors)} error(s)"
     ]
+    if report.hint:
+        lines.append(f"  {report.hint}")
     for f in report.files:
         if f.status == "unchanged" and not verbose:
             continue
@@ -47,6 +49,8 @@ def render_import(report: ImportReport, *, verbose: bool = True) -> str:
             detail += f", {f.merged} merged"
         if f.superseded:
             detail += f", {f.superseded} superseded"
+        if f.duplicates:
+            detail += f", {f.duplicates} already imported from another file of the session"
         if f.truncated_tail:
             detail += ", unfinished last line left for the next sync"
         lines.append(
@@ -60,6 +64,9 @@ def render_import(report: ImportReport, *, verbose: bool = True) -> str:
         if f.unknown_records:
             counts = ", ".join(f"{k} ×{v}" for k, v in f.unknown_records.items())
             lines.append(f"    not messages (kept as events or counted): {counts}")
+        if f.other_session_ids and f.channels:
+            others = ", ".join(f.other_session_ids)
+            lines.append(f"    also names session(s) {others}; imported into {f.channels[0]}")
     return "\n".join(lines)
 
 
@@ -73,6 +80,7 @@ def import_json(report: ImportReport) -> dict[str, Any]:
         "skipped": report.skipped,
         "errors": len(report.errors),
         "unknown_records": report.unknown_records,
+        "hint": report.hint,
     }
 
 
@@ -133,9 +141,12 @@ def import_command(
     """Import agent transcripts (files or directories); re-running adds only what is new.
 
     Without PATH, claude-code reads ~/.claude/projects and codex ~/.codex/sessions (and
-    archived_sessions). Each transcript becomes the thread FORMAT:<session id>. With --watch
-    the import repeats every --interval seconds until Ctrl-C (with --json: one JSON document
-    per line per sync). Exit code 1 when a file failed (the others are still imported).
+    archived_sessions). Each transcript becomes the thread FORMAT:<session id>, the session id
+    its records name (a copy of a transcript under another name adds nothing twice). With
+    --watch the import repeats every --interval seconds until Ctrl-C, printing only the syncs
+    that changed something (with --json: one JSON document per line). Exit code 1 when a file
+    failed (the others are still imported; a file that looks like another format is refused
+    with a "wrong format?" hint).
 
     Example: recallbox import claude-code ~/.claude/projects/-home-me-app --json
     """
@@ -149,11 +160,11 @@ def import_command(
         while True:
             report = run_import(box, format, named, bar=not as_json)
             quiet = not first and all(f.status == "unchanged" for f in report.files)
-            if as_json and watch:
-                emit_json(import_json(report), indent=None)
+            if quiet:  # --watch prints only the syncs that changed something (#17)
+                pass
             elif as_json:
-                emit_json(import_json(report))
-            elif not quiet:  # --watch prints only the syncs that changed something
+                emit_json(import_json(report), indent=None if watch else 2)
+            else:
                 click.echo(render_import(report, verbose=not watch))
             if not watch:
                 break

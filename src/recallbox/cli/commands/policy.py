@@ -100,11 +100,20 @@ def policy_exclude(ctx: click.Context, name: str, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def policy_include(ctx: click.Context, name: str, as_json: bool) -> None:
-    """Lift an exclusion made by `policy exclude`.
+    """Lift an exclusion made by `policy exclude` (says so when NAME was not excluded).
 
     Example: recallbox policy include 3f1c.jsonl
     """
-    _change(ctx, lambda box: box.include_source(name), f"included {name}", as_json)
+    with open_box(ctx) as box:
+        lifted = box.include_source(name)
+        current = box.policy()
+    excluded = ", ".join(current.excluded_sources) or "(none)"
+    done = (
+        f"included {name}"
+        if lifted
+        else f"nothing to include: {name} is not excluded; excluded: {excluded}"
+    )
+    _show(current, as_json, done)
 
 
 def register(group: click.Group) -> None:

@@ -102,7 +102,7 @@ def recall(
         # keyword-only without a word. Outcome: one warning on stderr (stdout unchanged).
         echo_err(no_vectors_warning(embedder))
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "query": clip(query)})  # an echo: cut like every echo
     else:
         click.echo(result.render())
 

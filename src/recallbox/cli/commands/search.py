@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from recallbox.cli.shared import RecallboxCommand, emit_json, json_option, open_box, usage_error
+from recallbox.cli.shared import (
+    RecallboxCommand,
+    clip,
+    emit_json,
+    json_option,
+    open_box,
+    usage_error,
+)
 
 if TYPE_CHECKING:
     from recallbox.types import Hit, Page
@@ -34,22 +41,57 @@ def embedder_option(default: str | None) -> Callable[[F], F]:
 LEG_FORMAT = ".3g"
 
 
-def render_hits(hits: list[Hit]) -> str:
-    """Text rendering of ranked hits: a header line per hit (its rank and its raw legs — never
-    the min-max keyword score, DESIGN §4.2), then its text indented."""
+#: A neighbour line shows at most this many characters of its text.
+NEIGHBOUR_LINE_CHARS = 160
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _explain(hit: Hit) -> str:
+    parts = [f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in hit.explain.items()]
+    return "    explain: " + " ".join(parts)
+
+
+def render_hits(hits: list[Hit], *, explain: bool = False) -> str:
+    """Text rendering of ranked hits: a header line per hit — its rank, id, thread, time, who
+    wrote it and its raw legs (never the min-max keyword score, DESIGN §4.2) — then its text
+    indented and its episode's neighbours (``↑`` before, ``↓`` after); ``explain`` adds each
+    leg and signal (``Hit.explain``)."""
     if not hits:
         return "no hits"
     lines: list[str] = []
     for rank, hit in enumerate(hits, start=1):
+        head = [f"{rank}.", hit.id]
+        lines_of = f":{hit.lines[0]}-{hit.lines[1]}" if hit.lines else ""
+        if hit.channel is not None:
+            head.append(f"[{hit.channel}]")
+            if hit.source:
+                head.append(hit.source + lines_of)
+        elif hit.source:
+            head.append(f"[{hit.source}]{lines_of}")
+        if hit.created_at is not None:
+            head.append(hit.created_at.isoformat(timespec="minutes"))
+        who = hit.participant or hit.role
+        if who:
+            head.append(who if not hit.role or who == hit.role else f"{who} ({hit.role})")
         legs = []
         bm25 = hit.explain.get("bm25")
         if isinstance(bm25, float | int) and hit.keyword is not None:
             legs.append(f"bm25={bm25:{LEG_FORMAT}}")
         if hit.vector is not None:
             legs.append(f"vector={hit.vector:{LEG_FORMAT}}")
-        where = hit.channel if hit.channel is not None else hit.source
-        lines.append(f"{rank}. {hit.id} [{where}] {hit.role or ''} ({' '.join(legs) or 'no legs'})")
+        head.append(f"({' '.join(legs) or 'no legs'})")
+        lines.append(" ".join(head))
         lines.extend("    " + line for line in hit.text.splitlines() or [""])
+        for n in hit.neighbours:
+            mark = "↑" if n.offset < 0 else "↓"
+            text = _one_line(n.text, NEIGHBOUR_LINE_CHARS)
+            lines.append(f"    {mark} {n.id} ({n.role}) {text}")
+        if explain:
+            lines.append(_explain(hit))
     return "\n".join(lines)
 
 
@@ -73,6 +115,7 @@ def render_hits(hits: list[Hit]) -> str:
     help="At most this many hits.",
 )
 @click.option("--no-embed", is_flag=True, help="Keyword ranking only (no embedder call).")
+@click.option("--explain", is_flag=True, help="Also print each leg and ranking signal.")
 @embedder_option(None)
 @json_option
 @click.pass_context
@@ -84,6 +127,7 @@ def search(
     scope: str | None,
     limit: int,
     no_embed: bool,
+    explain: bool,
     embedder: str | None,
     as_json: bool,
 ) -> None:
@@ -103,7 +147,7 @@ def search(
     if as_json:
         emit_json(hits)
     else:
-        click.echo(render_hits(hits))
+        click.echo(render_hits(hits, explain=explain))
 
 
 @click.command("search-memory", cls=RecallboxCommand)
@@ -121,7 +165,7 @@ def search_memory(ctx: click.Context, query: str, channel: str | None, as_json: 
     with open_box(ctx) as box:
         result = box.search_memory(query, channel)
     if as_json:
-        emit_json({"query": query, "channel": channel, "result": result})
+        emit_json({"query": clip(query), "channel": channel, "result": result})  # an echo: cut
     else:
         click.echo(result)
 
@@ -174,11 +218,11 @@ def _page_fields(page: Page) -> dict[str, object]:
 
 
 @click.command(cls=RecallboxCommand)
-@click.option("--all", "embed_all", is_flag=True, help="Embed every message without a vector.")
-@click.option("--lazy", is_flag=True, help="Embed only messages recall drilled into.")
+@click.option("--all", "embed_all", is_flag=True, help="Embed every row without a vector.")
+@click.option("--lazy", is_flag=True, help="Embed only what recall drilled into.")
 @click.option("--rebuild", is_flag=True, help="Drop vectors of any other model, then embed.")
 @click.option(
-    "--batch-size", type=click.IntRange(min=1), default=None, help="Messages per embedder call."
+    "--batch-size", type=click.IntRange(min=1), default=None, help="Rows per embedder call."
 )
 @embedder_option("minilm")
 @json_option
@@ -192,7 +236,10 @@ def embed(
     embedder: str,
     as_json: bool,
 ) -> None:
-    """Write message vectors (nothing is embedded at write time); resumable, Ctrl-C safe.
+    """Write vectors (nothing is embedded at write time); resumable, Ctrl-C safe.
+
+    Every corpus with vectors is embedded (messages, transcript chunks, …) and the report
+    says how many vectors each got.
 
     Example: recallbox embed --all --embedder minilm
     """
@@ -210,12 +257,36 @@ def embed(
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        count = box.embed_all(rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress)
-        model = box.embedder.model_id if box.embedder is not None else None
+        report = box.embed_report(
+            rebuild=rebuild, lazy=lazy, batch_size=batch_size, progress=progress
+        )
     if as_json:
-        emit_json({"embedded": count, "model_id": model, "lazy": lazy, "rebuild": rebuild})
+        emit_json(
+            {
+                "embedded": report.total,
+                "by_corpus": report.counts,
+                "model_id": report.model_id,
+                "lazy": lazy,
+                "rebuild": rebuild,
+            }
+        )
     else:
-        click.echo(f"embedded {count} message(s) with {model}")
+        kinds = ", ".join(corpus_count(c, n) for c, n in report.counts.items())
+        click.echo(f"embedded {kinds or 'nothing'} with {report.model_id}")
+
+
+CORPUS_NOUNS = {
+    "memory_entry": ("memory entry", "memory entries"),
+    "section": ("knowledge section", "knowledge sections"),
+}
+"""How a corpus reads in a report where its name does not (``message`` -> ``messages``)."""
+
+
+def corpus_count(corpus: str, count: int) -> str:
+    """``count`` rows of ``corpus`` in words: ``1 message``, ``3 transcript chunks``."""
+    name = corpus.replace("_", " ")
+    one, many = CORPUS_NOUNS.get(corpus, (name, f"{name}s"))
+    return f"{count} {one if count == 1 else many}"
 
 
 def register(group: click.Group) -> None:

@@ -34,7 +34,7 @@ def init(ctx: click.Context, as_json: bool) -> None:
     Example: recallbox --db ./agent.db init
     """
     with open_box(ctx) as box:
-        info = {"db": box.location, "schema_version": box.store.schema_version()}
+        info = {"db": box.location, "schema_version": box.schema_version()}
     if as_json:
         emit_json(info)
     else:
@@ -112,7 +112,10 @@ def thread() -> None:
 
 
 def _thread_line(t: Thread) -> str:
-    flag = " [quarantined]" if t.quarantined else ""
+    marks = [
+        name for name, on in (("quarantined", t.quarantined), ("excluded source", t.excluded)) if on
+    ]
+    flag = "".join(f" [{mark}]" for mark in marks)
     return f"{t.channel}{flag}  generations={t.generation_count} messages={t.message_count}" + (
         f"  {t.title}" if t.title else ""
     )
@@ -131,7 +134,8 @@ def _policy_footer(policy: Policy) -> list[str]:
 @json_option
 @click.pass_context
 def thread_list(ctx: click.Context, as_json: bool) -> None:
-    """List every thread; quarantined threads and excluded sources are marked.
+    """List every thread; quarantined threads and threads of excluded sources are marked
+    (each thread's `quarantined` and `excluded` under --json).
 
     Example: recallbox thread list --json
     """
@@ -151,6 +155,24 @@ def quarantine_notice(t: Thread) -> str:
         f"quarantined — {t.message_count} messages hidden "
         f"(`recallbox policy unquarantine {t.channel}` shows them again)"
     )
+
+
+def excluded_notice(t: Thread) -> str:
+    """What ``thread show`` prints instead of the messages of an excluded source's thread."""
+    return (
+        f"excluded source — {t.message_count} messages hidden (`recallbox policy show` lists "
+        "the exclusions; `recallbox policy include NAME` lifts one)"
+    )
+
+
+def denial_notice(t: Thread) -> str | None:
+    """The notice of a thread whose text a person-facing rendering must not show (DESIGN §5),
+    or ``None`` when it may be shown."""
+    if t.quarantined:
+        return quarantine_notice(t)
+    if t.excluded:
+        return excluded_notice(t)
+    return None
 
 
 def _print_messages(messages: list[Message], width: int) -> None:
@@ -203,20 +225,22 @@ def thread_show(
 ) -> None:
     """Show a thread's messages (the audit view), generation by generation.
 
-    A quarantined thread shows its metadata and how many messages are hidden, never its text.
+    A quarantined thread, or one of an excluded source, shows its metadata and how many
+    messages are hidden, never its text.
 
     Example: recallbox thread show demo:deploy-staging --generation 1
     """
     with open_box(ctx) as box:
         info = box.thread(channel)
-        messages = [] if info.quarantined else box.messages(channel, generation)
+        notice = denial_notice(info)
+        messages = [] if notice is not None else box.messages(channel, generation)
     if as_json:
-        hidden = info.message_count if info.quarantined else 0
+        hidden = info.message_count if notice is not None else 0
         emit_json({"thread": info, "messages": messages, "hidden_messages": hidden})
         return
     click.echo(f"{info.channel} {info.title or ''}".rstrip())
-    if info.quarantined:
-        click.echo(quarantine_notice(info))
+    if notice is not None:
+        click.echo(notice)
         return
     _print_messages(messages, width)
 

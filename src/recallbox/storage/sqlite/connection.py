@@ -28,6 +28,10 @@ from recallbox.errors import StoreUnavailable, TimedOut
 from recallbox.storage.deadline import Deadline
 
 BUSY_TIMEOUT_MS = 30_000
+BUSY_POLL_S = 0.002
+"""A connection waiting for a lock tries again this often, for up to :data:`BUSY_TIMEOUT_MS`.
+SQLite's own busy timeout backs off to 100 ms between tries, so it starves behind a writer that
+commits in short batches and begins the next one at once (an import, DESIGN §4.5)."""
 #: SQLite virtual-machine steps between two checks of a snapshot's deadline (a check is one
 #: Python call: every 1 000 steps costs well under 1 % of a statement's time).
 DEADLINE_CHECK_STEPS = 1_000
@@ -99,6 +103,34 @@ def _translate(path: str, exc: apsw.Error) -> StoreUnavailable | TimedOut | None
     return None
 
 
+class _BusyWait:
+    """A connection's busy handler: sleep :data:`BUSY_POLL_S`, retry until the timeout."""
+
+    def __init__(self) -> None:
+        self.deadline = 0.0
+
+    def __call__(self, tries: int) -> bool:
+        now = time.monotonic()
+        if tries == 0:
+            self.deadline = now + BUSY_TIMEOUT_MS / 1000
+        if now >= self.deadline:
+            return False
+        time.sleep(BUSY_POLL_S)
+        return True
+
+
+def _roll_back(conn: apsw.Connection, depth: int) -> None:
+    """Undo a failed write at ``depth`` (0: the transaction, else its savepoint). SQLite may
+    have rolled the whole transaction back already (SQLITE_FULL, SQLITE_IOERR): then there is
+    nothing left to undo, and the original error must not be hidden by a failed ROLLBACK."""
+    if not conn.in_transaction:
+        return
+    if depth == 0:
+        conn.execute("ROLLBACK")
+    else:
+        conn.execute(f"ROLLBACK TO sp{depth}; RELEASE sp{depth}")
+
+
 @contextmanager
 def driver_errors(path: str) -> Iterator[None]:
     """Raise the apsw errors a person can act on as :class:`StoreUnavailable` (see module)."""
@@ -150,7 +182,7 @@ class ConnectionPool:
         with driver_errors(self.path):
             conn = apsw.Connection(self.path)
             try:
-                conn.setbusytimeout(BUSY_TIMEOUT_MS)
+                conn.set_busy_handler(_BusyWait())
                 conn.execute("PRAGMA foreign_keys = ON")
                 if not self.is_memory:
                     conn.execute("PRAGMA journal_mode = WAL")
@@ -368,13 +400,14 @@ class ConnectionPool:
             yield
         except BaseException:
             self._depth[key] = depth
-            if depth == 0:
-                conn.execute("ROLLBACK")
-            else:
-                conn.execute(f"ROLLBACK TO sp{depth}; RELEASE sp{depth}")
+            _roll_back(conn, depth)
             raise
         self._depth[key] = depth
-        conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        try:
+            conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        except BaseException:
+            _roll_back(conn, depth)  # a COMMIT that failed (a full disk) leaves it open
+            raise
 
     def write_nowait(self, work: Callable[[apsw.Connection], None], *, wait_s: float = 0.0) -> bool:
         """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction that waits at most ``wait_s``

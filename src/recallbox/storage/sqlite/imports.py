@@ -1,4 +1,5 @@
-"""The transcript import ledger on SQLite (migration 3): files, record keys, branch forests.
+"""The transcript import ledger on SQLite (migration 3; mirrors: the migration after 4):
+files, record keys, branch forests.
 
 The chunks built from imported threads are in ``chunks.py``.
 
@@ -28,7 +29,7 @@ _FILE_COLUMNS = (
     "id, path, format, identity, size, mtime_ns, prefix_hash, tail_hash, cursor_bytes, cursor_line, "
     "sync_count, state"
 )
-_RECORD_COLUMNS = "record_key, channel, message_uid, content_hash, sync_id, node"
+_RECORD_COLUMNS = "record_key, channel, message_uid, content_hash, sync_id, node, mirror, file_id"
 _NODE_COLUMNS = "uuid, parent, root, side, conversational, line, superseded"
 
 # (file, side, root) -> the (uuid, status) of every node of the tree whose status changed.
@@ -99,6 +100,8 @@ def _record(row: Sequence[Any]) -> ImportRecord:
         content_hash=row[3],
         sync_id=int(row[4]),
         node=row[5],
+        mirror=bool(row[6]),
+        file_id=int(row[7]),
     )
 
 
@@ -164,16 +167,38 @@ class ImportLedgerMixin:
             ).fetchone()
         return _record(row) if row else None
 
+    def channel_import_record(
+        self, channel: str, key: str, *, other_than: int
+    ) -> ImportRecord | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM import_records INDEXED BY import_records_by_channel "
+                "WHERE channel = ? AND record_key = ? AND file_id != ? AND mirror = 0 "
+                "ORDER BY file_id LIMIT 1",
+                (channel, key, other_than),
+            ).fetchone()
+        return _record(row) if row else None
+
     def put_import_records(self, file_id: int, records: Sequence[ImportRecord]) -> None:
         with self.pool.transaction() as conn:
             conn.executemany(
                 "INSERT INTO import_records (file_id, record_key, channel, message_uid, node, "
-                "content_hash, sync_id) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "content_hash, sync_id, mirror) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (file_id, record_key) DO UPDATE SET channel = excluded.channel, "
                 "message_uid = excluded.message_uid, node = excluded.node, "
-                "content_hash = excluded.content_hash, sync_id = excluded.sync_id",
+                "content_hash = excluded.content_hash, sync_id = excluded.sync_id, "
+                "mirror = excluded.mirror",
                 [
-                    (file_id, r.key, r.channel, r.message_id, r.node, r.content_hash, r.sync_id)
+                    (
+                        file_id,
+                        r.key,
+                        r.channel,
+                        r.message_id,
+                        r.node,
+                        r.content_hash,
+                        r.sync_id,
+                        int(r.mirror),
+                    )
                     for r in records
                 ],
             )
@@ -247,7 +272,8 @@ class ImportLedgerMixin:
                 )
                 rows = conn.execute(
                     "SELECT r.message_uid, m.superseded_by IS NOT NULL FROM import_records r "
-                    "JOIN messages m ON m.uid = r.message_uid WHERE r.file_id = ? AND r.node = ?",
+                    "JOIN messages m ON m.uid = r.message_uid "
+                    "WHERE r.file_id = ? AND r.node = ? AND r.mirror = 0",
                     (file_id, uuid),
                 ).fetchall()
                 changes.extend((str(uid), bool(sup)) for uid, current in rows if current != sup)

@@ -38,6 +38,7 @@ from recallbox.storage.sqlite.visibility import (
     MESSAGE_FLAGS_SQL,
     MESSAGE_SEARCHABLE_SQL,
     THREAD_ALLOWED_SQL,
+    THREAD_SOURCE_ALLOWED_SQL,
 )
 from recallbox.storage.values import NewMessage, ReadableMessage, SearchRow
 from recallbox.types import Generation, Message, Thread
@@ -45,7 +46,8 @@ from recallbox.types import Generation, Message, Thread
 _THREAD_SELECT = (
     "SELECT t.channel, t.title, t.quarantined, t.created_at, "
     "(SELECT max(number) FROM generations g WHERE g.thread_id = t.id), "
-    "(SELECT count(*) FROM messages m WHERE m.thread_id = t.id) FROM threads t"
+    "(SELECT count(*) FROM messages m WHERE m.thread_id = t.id), t.last_activity, "
+    f"NOT {THREAD_SOURCE_ALLOWED_SQL} FROM threads t"
 )
 _PLACE_SQL = (
     "SELECT t.id, t.next_seq, g.id, g.uid, g.number FROM threads t JOIN generations g "
@@ -67,6 +69,8 @@ def _thread(row: Sequence[Any]) -> Thread:
         created_at=parse_time(row[3]),
         generation_count=int(row[4]),
         message_count=int(row[5]),
+        last_activity=parse_time(row[6]),
+        excluded=bool(row[7]),
     )
 
 
@@ -200,6 +204,16 @@ def _insert_run(conn: apsw.Connection, place: _Place, rows: Sequence[NewMessage]
     return out
 
 
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be bound as SQLite text: a stored id always can, so an id holding a
+    lone surrogate (argv bytes that were not UTF-8) is simply unknown."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class ThreadMixin:
     """:class:`~recallbox.storage.base.ThreadStore` for :class:`SQLiteStore`."""
 
@@ -255,6 +269,7 @@ class ThreadMixin:
         """
         with self.pool.transaction() as conn:
             place = _place(conn, channel)
+            was_empty = place.seq == 1
             written: list[Message] = []
             start = 0
             for end in [i for i, r in enumerate(rows) if r.opens_generation] + [len(rows)]:
@@ -265,9 +280,11 @@ class ThreadMixin:
                     written.extend(_insert_run(conn, place, rows[end : end + 1]))
                     start = end + 1
             conn.execute(
-                "UPDATE threads SET next_seq = ?, last_activity = max(last_activity, ?) "
-                "WHERE id = ?",
-                (place.seq, place.latest, place.thread),
+                # DESIGN §2: the greatest created_at of the messages (the creation time only
+                # while the thread is empty), never the wall-clock time of the append.
+                "UPDATE threads SET next_seq = ?, last_activity = "
+                "CASE WHEN ? THEN ? ELSE max(last_activity, ?) END WHERE id = ?",
+                (place.seq, int(was_empty and bool(rows)), place.latest, place.latest, place.thread),
             )
         if written:
             self.indexer.wake()
@@ -289,6 +306,8 @@ class ThreadMixin:
         return list(self.iter_messages(channel, generation))
 
     def get_message(self, message_id: str) -> Message | None:
+        if not is_utf8(message_id):
+            return None
         with self.pool.reading() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE m.uid = ?", (message_id,)
@@ -296,6 +315,8 @@ class ThreadMixin:
         return row_to_message(row) if row else None
 
     def _update_message(self, message_id: str, column: str, value: Any) -> Message:
+        if not is_utf8(message_id):
+            raise NotFound(f"unknown message id {message_id!r}")
         with self.pool.transaction() as conn:
             changed = conn.execute(
                 f"UPDATE messages SET {column} = ? WHERE uid = ? RETURNING uid", (value, message_id)
@@ -312,6 +333,8 @@ class ThreadMixin:
 
     # -- gated reads -----------------------------------------------------------------------
     def readable_message(self, message_id: str) -> ReadableMessage | None:
+        if not is_utf8(message_id):
+            return None
         with self.pool.reading() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS}, m.tool_calls_raw FROM {MESSAGE_FROM} "
@@ -328,8 +351,9 @@ class ThreadMixin:
         if not ids:
             return {}
         sql = (
-            "SELECT m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at "
-            f"FROM {MESSAGES.keys_from} WHERE {MESSAGES.rule}{narrow.sql}"
+            "SELECT m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at, "
+            f"g.uid, m.seq FROM {MESSAGES.keys_from} "
+            f"JOIN generations g ON g.id = m.generation_id WHERE {MESSAGES.rule}{narrow.sql}"
         )
         with self.pool.reading() as conn:
             rows: list[Any] = conn.execute(sql, (MESSAGES.keys(ids), *narrow.params)).fetchall()
@@ -341,6 +365,8 @@ class ThreadMixin:
                 content=str(r[3]),
                 content_hash=str(r[4]),
                 created_at=datetime.fromisoformat(str(r[5])),
+                generation=str(r[6]),
+                seq=int(r[7]),
             )
             for r in rows
         }

@@ -123,6 +123,16 @@ def migrate(pool: ConnectionPool, path: str) -> None:
     for version, name, statements in MIGRATIONS:
         if version in versions and name not in pending:
             continue
+        if callable(statements):
+            statements(pool)  # a data step: commits its own batches, resumes when run again
+            with pool.transaction() as conn:
+                if not _is_applied(conn, version):
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, name, applied_at) "
+                        "VALUES (?, ?, ?)",
+                        (version, name, now()),
+                    )
+            continue
         batched = BATCHED.get(name)
         with pool.transaction() as conn:
             if not _is_applied(conn, version):

@@ -1,7 +1,8 @@
 """Schema of the SQLite backend: numbered migrations and the full-text index definitions.
 
 Migrations are plain lists of statements, applied in order, one ``BEGIN IMMEDIATE``
-transaction each, and recorded in ``schema_migrations``. A database whose highest recorded
+transaction each, and recorded in ``schema_migrations`` (a data step commits its own batches,
+resumes after an interruption, and is recorded once done). A database whose highest recorded
 migration is above :data:`LATEST_VERSION` was written by a newer recallbox and is refused.
 
 Full-text indexes are external-content FTS5 tables kept in sync by triggers that delete with
@@ -11,12 +12,21 @@ definitions live in :data:`FTS_INDEXES` so ``doctor --repair`` can recreate them
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from recallbox.storage.sqlite.fts_index import FtsIndex
 from recallbox.storage.sqlite.literal_index import MESSAGES_LITERAL
+from recallbox.storage.sqlite.schema_code import CODE_SYMBOLS_FTS, M007_CODE
 
 __all__ = ["FtsIndex"]
+
+from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.session_merge import MIRROR_STEPS, merge_session_threads
+
+#: A migration: statements run in one transaction, or a data step (see the module docstring).
+DataStep = Callable[[ConnectionPool], None]
+Steps = list[str] | DataStep
 
 ROLE_CHECK = "role IN ('user', 'assistant', 'tool', 'system')"
 KIND_CHECK = "kind IN ('message', 'machine_event', 'compaction_summary')"
@@ -101,7 +111,7 @@ _M001_CORE = [
 ]
 
 # (version, name, statements). Numbers are shared with the PostgreSQL backend.
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
+MIGRATIONS: list[tuple[int, str, Steps]] = [
     (1, "core threads, generations, messages and their FTS5 indexes", _M001_CORE),
 ]
 
@@ -246,6 +256,7 @@ _M004_EXCLUSIONS = [
     "CREATE INDEX excluded_sources_name ON excluded_sources (name)",
 ]
 MIGRATIONS.append((4, "source exclusions keyed by their normalised path", _M004_EXCLUSIONS))
+
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 
 # Migration 5 (knowledge and memory, DESIGN §2, §4.3, §4.4). ``knowledge_sections``: one row per
@@ -362,86 +373,9 @@ _M006_RECALL = [
 ]
 MIGRATIONS.append((6, "hit-log drills, dropped count, watermarks; tool outputs", _M006_RECALL))
 
-# The code domain (DESIGN §2, §4.5; issue #11). ``code_scopes``: one row per indexed root (its
-# last run: root, git commit, time, counts). ``code_files``: each file's stamp (content hash,
-# size, mtime, file identity) and what the privacy gate compares (DESIGN §5): its normalised
-# scope-relative path and basename. ``code_symbols``: one row per symbol id and scope (row ids
-# never reused, so a removed symbol's vector is never taken for another's); ``content_seg`` is
-# the identifier-split text the ranked index reads. ``code_edges``: per file, in extraction
-# order; ``target_last`` is what re-resolution after an edit selects by.
-CODE_SYMBOLS_FTS = FtsIndex(
-    name="code_symbols_fts",
-    content_table="code_symbols",
-    columns=("content_seg",),
-    options="tokenize='porter unicode61 remove_diacritics 2'",
-    probe="token",
-)
+# The code domain (DESIGN §2, §4.5; issue #11): ``schema_code.py``.
 FTS_INDEXES[CODE_SYMBOLS_FTS.name] = CODE_SYMBOLS_FTS
-_M007_CODE = [
-    """CREATE TABLE code_scopes (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        root TEXT NOT NULL,
-        commit_sha TEXT,
-        indexed_at TEXT NOT NULL
-    )""",
-    """CREATE TABLE code_files (
-        id INTEGER PRIMARY KEY,
-        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
-        path TEXT NOT NULL,
-        path_norm TEXT NOT NULL,
-        name_norm TEXT NOT NULL,
-        language TEXT NOT NULL,
-        hash TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        mtime_ns INTEGER NOT NULL,
-        identity TEXT,
-        error TEXT,
-        indexed_at TEXT NOT NULL,
-        UNIQUE (scope_id, path)
-    )""",
-    """CREATE TABLE code_symbols (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
-        file_id INTEGER NOT NULL REFERENCES code_files(id),
-        symbol_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        qualname TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        start_line INTEGER NOT NULL,
-        end_line INTEGER NOT NULL,
-        signature TEXT NOT NULL,
-        doc TEXT NOT NULL,
-        snippet TEXT NOT NULL,
-        name_seg TEXT NOT NULL,
-        content_seg TEXT NOT NULL,
-        content_hash TEXT NOT NULL,
-        UNIQUE (scope_id, symbol_id)
-    )""",
-    "CREATE INDEX code_symbols_by_file ON code_symbols (file_id)",
-    "CREATE INDEX code_symbols_by_name ON code_symbols (name_seg)",
-    """CREATE TABLE code_edges (
-        id INTEGER PRIMARY KEY,
-        scope_id INTEGER NOT NULL REFERENCES code_scopes(id),
-        file_id INTEGER NOT NULL REFERENCES code_files(id),
-        ordinal INTEGER NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('calls', 'imports', 'extends')),
-        source_id TEXT NOT NULL,
-        target_name TEXT NOT NULL,
-        target_last TEXT NOT NULL,
-        line INTEGER NOT NULL,
-        target_id TEXT,
-        confidence TEXT NOT NULL,
-        UNIQUE (file_id, ordinal)
-    )""",
-    "CREATE INDEX code_edges_by_target ON code_edges (scope_id, target_id) "
-    "WHERE target_id IS NOT NULL",
-    "CREATE INDEX code_edges_by_source ON code_edges (scope_id, source_id)",
-    "CREATE INDEX code_edges_by_kind ON code_edges (scope_id, kind, target_last)",
-    CODE_SYMBOLS_FTS.create_sql(),
-    *CODE_SYMBOLS_FTS.trigger_sql(),
-]
-MIGRATIONS.append((7, "code index: scopes, files, symbols, edges and their FTS5 index", _M007_CODE))
+MIGRATIONS.append((7, "code index: scopes, files, symbols, edges and their FTS5 index", M007_CODE))
 
 # Migration 8 (#14, thread search at scale): the literal index keyed by thread, behind the
 # writes (``literal_index.py``), replacing ``messages_trgm``. ``generations.first_seq`` is the
@@ -488,13 +422,18 @@ _M009_TEXT_ONCE = [
 MIGRATION_TEXT_ONCE = "text stored once (content_seg only where it differs)"
 MIGRATIONS.append((9, MIGRATION_TEXT_ONCE, _M009_TEXT_ONCE))
 
-# Migration 10 (#12): ``embedding_spaces.version`` counts the writes to a space's vectors, so
-# their in-memory copy (``vector_cache.py``) knows on any snapshot whether it is current.
-_M010 = ["ALTER TABLE embedding_spaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0"]
-MIGRATIONS.append((10, "a version of each embedding space's vectors", _M010))
 # What ``doctor`` checks and repairs today (the migrations above keep their own definitions).
 del FTS_INDEXES[MESSAGES_TRGM.name]
 FTS_INDEXES[MESSAGES_FTS.name] = MESSAGES_FTS_TEXT_ONCE
 FTS_INDEXES[TRANSCRIPT_CHUNKS_FTS.name] = TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE
 LITERAL_INDEXES = {MESSAGES_LITERAL.name: MESSAGES_LITERAL}
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+
+# Transcript threads keyed by the session id inside the file (#17, ``session_merge``).
+MIGRATIONS.append((10, "import records may mirror another file's, found by thread", MIRROR_STEPS))
+MIGRATIONS.append((11, "transcript threads keyed by session id", merge_session_threads))
+# Migration 12 (#12): ``embedding_spaces.version`` counts the writes to a space's vectors, so
+# their in-memory copy (``vector_cache.py``) knows on any snapshot whether it is current.
+_M012 = ["ALTER TABLE embedding_spaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0"]
+MIGRATIONS.append((12, "a version of each embedding space's vectors", _M012))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

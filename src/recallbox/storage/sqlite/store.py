@@ -10,8 +10,10 @@
 | ``VectorIndex`` | ``vector_index.py`` (same corpora; ``vectors.py`` is sqlite-vec) |
 | ``ImportLedger`` | ``imports.py`` |
 | ``TranscriptChunks`` | ``chunks.py`` |
+| ``EpisodeReads`` | ``episodes.py`` |
 | ``KnowledgeStore`` | ``sections.py`` |
 | ``MemoryStore`` | ``memory.py`` |
+| ``SecretStore``, ``Backup`` | ``secrets.py`` |
 | ``CodeStore`` | ``code.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
@@ -25,17 +27,19 @@ from contextlib import contextmanager
 from recallbox.errors import NotFound
 from recallbox.storage.deadline import Deadline
 from recallbox.storage.queries import LiteralQuery, SearchFilter
-from recallbox.storage.sqlite import fts, literal, migrations
+from recallbox.storage.sqlite import fts, literal, migrations, vector_health
 from recallbox.storage.sqlite.backlog import BacklogIndexer
 from recallbox.storage.sqlite.chunks import ChunksMixin
 from recallbox.storage.sqlite.code import CodeMixin
 from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.episodes import EpisodeMixin
 from recallbox.storage.sqlite.hitlog import HitLogMixin
 from recallbox.storage.sqlite.imports import ImportLedgerMixin
 from recallbox.storage.sqlite.keyword import KeywordMixin
 from recallbox.storage.sqlite.memory import MemoryMixin
 from recallbox.storage.sqlite.messages import ThreadMixin, ensure_thread_id, thread_id
 from recallbox.storage.sqlite.rows import now
+from recallbox.storage.sqlite.secrets import SecretsMixin
 from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
 from recallbox.storage.sqlite.vector_cache import VectorCache
@@ -51,8 +55,10 @@ class SQLiteStore(
     VectorMixin,
     ImportLedgerMixin,
     ChunksMixin,
+    EpisodeMixin,
     KnowledgeMixin,
     MemoryMixin,
+    SecretsMixin,
     HitLogMixin,
     ToolOutputsMixin,
     CodeMixin,
@@ -173,9 +179,9 @@ class SQLiteStore(
         repaired: list[str] = []
         if repair:
             with self.pool.transaction() as conn:
-                repaired = fts.repair_all(conn)
+                repaired = fts.repair_all(conn) + vector_health.repair_all(conn)
         with self.pool.transaction() as conn:  # one consistent state, the indexer held off
-            indexes = tuple(fts.check_all(conn))
+            indexes = (*fts.check_all(conn), *vector_health.check_all(conn))
         return DoctorReport(
             indexes=indexes, schema_version=self.schema_version(), repaired=tuple(repaired)
         )

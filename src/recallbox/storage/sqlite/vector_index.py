@@ -16,18 +16,22 @@ newest history and every keyword candidate.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import apsw
 
 from recallbox.storage.queries import SearchFilter
-from recallbox.storage.sqlite import vector_cache, vectors
+from recallbox.storage.sqlite import vector_cache, vector_health, vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import Corpus, corpus_of
 from recallbox.storage.sqlite.rows import json_list, now
 from recallbox.storage.sqlite.visibility import Clause
 from recallbox.storage.values import EmbeddingSpace, EmbedTarget
+
+REEMBED_HINT = vector_health.REEMBED_HINT
+log = logging.getLogger(__name__)
 
 
 def _visible(c: Corpus, where: SearchFilter) -> vectors.Visible:
@@ -137,6 +141,9 @@ class VectorMixin:
         if limit < 1 or space.count == 0:
             return []
         with self.pool.snapshot() as conn:
+            if not vector_health.table_exists(conn, space.id):
+                log.warning("vector table of space %s is missing: %s", space.id, REEMBED_HINT)
+                return []  # the vector leg is absent; keyword ranking stands alone
             if (
                 where.channel is None
                 and c.channel_sql is not None
@@ -180,6 +187,8 @@ class VectorMixin:
         if not ids or space.count == 0:
             return {}
         with self.pool.snapshot() as conn:
+            if not vector_health.table_exists(conn, space.id):
+                return {}  # the vector leg is absent (doctor reports the missing table)
             copy = self._vector_copy(conn, space)
             if copy is not None:
                 return _cached_distances(conn, copy, c, narrow, vector, ids, space)
@@ -190,6 +199,8 @@ class VectorMixin:
         )
         params = (vectors.to_blob(vector), c.keys(ids), *narrow.params, space.id)
         with self.pool.reading() as conn:
+            if not vector_health.table_exists(conn, space.id):
+                return {}  # the vector leg is absent (doctor reports the missing table)
             vectors.load_sqlite_vec(conn)
             return {str(r[0]): float(r[1]) for r in conn.execute(sql, params)}
 

@@ -22,12 +22,14 @@ from recallbox.storage.sqlite.rows import json_list
 
 #: The privacy gate on a thread ``t`` (DESIGN §5): not quarantined, and its source (normalised
 #: name or file identity) not excluded by the stored policy.
-THREAD_ALLOWED_SQL = (
-    "(t.quarantined = 0 AND (t.source IS NULL OR ("
+#: The source part of the gate: the thread has no source file, or one no exclusion names.
+THREAD_SOURCE_ALLOWED_SQL = (
+    "(t.source IS NULL OR ("
     "t.source NOT IN (SELECT name FROM excluded_sources) AND (t.source_identity IS NULL OR "
     "t.source_identity NOT IN (SELECT identity FROM excluded_sources "
-    "WHERE identity IS NOT NULL)))))"
+    "WHERE identity IS NOT NULL))))"
 )
+THREAD_ALLOWED_SQL = f"(t.quarantined = 0 AND {THREAD_SOURCE_ALLOWED_SQL})"
 #: The kind part of the message rule (stored before the content: cheap to read).
 MESSAGE_KIND_SQL = "m.kind = 'message'"
 #: The flag part of the message rule (stored after the content).
@@ -139,7 +141,10 @@ def narrowing(
             conditions.append((template, json_list(list(where.excluded))))
     if where.excluded_identities and identity_sql is not None:
         conditions.append(
-            (EXCLUDED_SQL.replace("{source}", identity_sql), json_list(list(where.excluded_identities)))
+            (
+                EXCLUDED_SQL.replace("{source}", identity_sql),
+                json_list(list(where.excluded_identities)),
+            )
         )
     if where.scope is not None:
         if scope_sql is None:

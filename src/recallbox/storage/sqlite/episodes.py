@@ -1,0 +1,136 @@
+"""The SQLite side of :class:`~recallbox.storage.base.EpisodeReads` (#21), a store mixin.
+
+* :meth:`EpisodeMixin.episode_breaks` — the ``(seq, created_at)`` of the spans' messages in one
+  statement (an index range scan of ``messages_by_generation`` per span), cut where the gap to
+  the previous message exceeds the gap;
+* :meth:`EpisodeMixin.newest_created_at` — the ``created_at`` of the last message (by ``seq``,
+  an index lookup) of each thread the filter lets through, the newest of them;
+* :meth:`EpisodeMixin.adjacent_rows` — the visible messages around given ones, one statement.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from recallbox.storage.queries import SearchFilter
+from recallbox.storage.sqlite.corpora import MESSAGES
+from recallbox.storage.sqlite.visibility import MESSAGE_VISIBLE_SQL, THREAD_ALLOWED_SQL
+from recallbox.storage.values import EpisodeBreaks, GenerationSpan, SearchRow
+
+if TYPE_CHECKING:
+    from recallbox.storage.sqlite.connection import ConnectionPool
+
+#: Microseconds in a second.
+_MICROSECONDS = 1_000_000
+#: ``created_at`` as integer microseconds (``rows.format_time`` writes UTC with six fraction
+#: digits): exact, as the pure reference compares datetimes.
+_MICROS_SQL = "unixepoch(m.created_at) * 1000000 + CAST(substr(m.created_at, 21, 6) AS INTEGER)"
+
+# every message of the spans, in index order: one statement for all spans (a search's spans
+# are many at scale); the gaps are cut in Python, cheaper here than a window function
+_SPAN_ROWS_SQL = (
+    f"SELECT s.key, g.uid, m.seq, {_MICROS_SQL} FROM json_each(?) AS s "
+    "CROSS JOIN generations g ON g.uid = s.value ->> 0 "
+    "CROSS JOIN threads t ON t.id = g.thread_id "
+    "CROSS JOIN messages m ON m.generation_id = g.id "
+    "AND m.seq BETWEEN s.value ->> 1 AND s.value ->> 2 "
+    "WHERE {gate} ORDER BY s.key, m.seq"
+)
+
+
+_HIT_VISIBLE_SQL = MESSAGE_VISIBLE_SQL.replace("m.", "h.")
+_ADJACENT_SQL = (
+    "SELECT h.uid, m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at, g.uid, "
+    "m.seq FROM json_each(?) AS j CROSS JOIN messages h ON h.uid = j.value "
+    "CROSS JOIN threads t ON t.id = h.thread_id "
+    "LEFT JOIN messages m ON m.generation_id = h.generation_id "
+    f"AND m.seq BETWEEN h.seq - ? AND h.seq + ? AND m.id != h.id AND {MESSAGE_VISIBLE_SQL} "
+    "LEFT JOIN generations g ON g.id = m.generation_id "
+    f"WHERE {_HIT_VISIBLE_SQL} AND {THREAD_ALLOWED_SQL}{{narrow}} ORDER BY h.uid, m.seq"
+)
+
+
+class EpisodeMixin:
+    """Episode breaks, the newest time and adjacent rows for :class:`SQLiteStore`."""
+
+    pool: ConnectionPool
+
+    def episode_breaks(
+        self, spans: Sequence[GenerationSpan], *, gap_seconds: float, where: SearchFilter
+    ) -> dict[str, EpisodeBreaks]:
+        if not spans:
+            return {}
+        narrow = MESSAGES.narrow(where)
+        keys = json.dumps([[s.generation, int(s.first), int(s.last)] for s in spans])
+        gap = round(float(gap_seconds) * _MICROSECONDS)
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(
+                _SPAN_ROWS_SQL.format(gate=THREAD_ALLOWED_SQL + narrow.sql),
+                (keys, *narrow.params),
+            ).fetchall()
+        # per generation: [first, last, starts]; rows come span by span, each in seq order
+        found: dict[str, list[Any]] = {}
+        entry: list[Any] = []
+        span_key: object = None
+        previous = 0
+        for key, generation, seq, micros in rows:
+            if key != span_key:  # a span's first message starts one: the edge of the scan
+                span_key = key
+                entry = found.setdefault(generation, [seq, seq, []])
+                entry[0] = min(entry[0], seq)
+                entry[2].append(seq)
+            elif abs(micros - previous) > gap:
+                entry[2].append(seq)
+            if seq > entry[1]:
+                entry[1] = seq
+            previous = micros
+        return {
+            generation: EpisodeBreaks(first, last, tuple(sorted(set(starts))))
+            for generation, (first, last, starts) in found.items()
+        }
+
+    def newest_created_at(self, *, where: SearchFilter) -> datetime | None:
+        # each thread's last message by seq (an index lookup), not threads.last_activity:
+        # that also moves with the wall-clock time of appends
+        narrow = MESSAGES.narrow(where)
+        sql = (
+            "SELECT max((SELECT m.created_at FROM messages m WHERE m.thread_id = t.id "
+            f"ORDER BY m.seq DESC LIMIT 1)) FROM threads t WHERE {THREAD_ALLOWED_SQL}{narrow.sql}"
+        )
+        with self.pool.reading() as conn:
+            row = conn.execute(sql, narrow.params).fetchone()
+        return None if row is None or row[0] is None else datetime.fromisoformat(str(row[0]))
+
+    def adjacent_rows(
+        self, ids: Sequence[str], radius: int, *, where: SearchFilter
+    ) -> dict[str, tuple[SearchRow, ...]]:
+        if not ids:
+            return {}
+        narrow = MESSAGES.narrow(where)
+        sql = _ADJACENT_SQL.format(narrow=narrow.sql)
+        span = max(0, int(radius))
+        out: dict[str, list[SearchRow]] = {}
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(
+                sql, (MESSAGES.keys(ids), span, span, *narrow.params)
+            ).fetchall()
+        for r in rows:
+            found = out.setdefault(str(r[0]), [])
+            if r[1] is None:  # visible, with no visible message that close
+                continue
+            found.append(
+                SearchRow(
+                    id=str(r[1]),
+                    channel=str(r[2]),
+                    role=str(r[3]),
+                    content=str(r[4]),
+                    content_hash=str(r[5]),
+                    created_at=datetime.fromisoformat(str(r[6])),
+                    generation=str(r[7]),
+                    seq=int(r[8]),
+                )
+            )
+        return {key: tuple(value) for key, value in out.items()}

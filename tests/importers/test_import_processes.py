@@ -1,0 +1,161 @@
+"""A long import in one process while another appends and reads, or while it is killed (#14
+item 2): the import commits in short batches with its cursor, so the other process never waits
+long for the write lock, and a killed import leaves a consistent database that the next import
+finishes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from snapshots import snapshot  # tests/importers/snapshots.py
+
+import recallbox
+from recallbox.storage.sqlite import connection
+
+SESSION = "0b5e55ed-0000-4000-8000-0000000c0ffe"
+CHANNEL = f"claude-code:{SESSION}"
+APPENDER_BUSY_TIMEOUT_MS = 2_000
+"""The appending process waits at most this long for the lock (an import holding it for a
+whole file — many seconds for these files — makes its append fail)."""
+POLL_S = 0.05
+IMPORT_TIMEOUT_S = 600
+
+IMPORTER = """
+import sys, recallbox
+with recallbox.open(sys.argv[1]) as box:
+    report = box.import_transcripts("claude-code", sys.argv[2])
+    assert report.errors == (), report.errors
+"""
+
+
+def write_session(path: Path, turns: int) -> int:
+    """A deterministic Claude Code session: per turn a prompt, a tool call, a long tool
+    result and an answer; a retried answer every 50 turns; a compaction half way."""
+    lines: list[dict[str, Any]] = []
+    parent: str | None = None
+    clock = 1_756_720_800
+
+    def add(kind: str, message: dict[str, Any], **more: Any) -> str:
+        nonlocal parent, clock
+        clock += 2
+        uuid = f"{len(lines):08d}-0000-4000-8000-000000000000"
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock))
+        record = {"type": kind, "uuid": uuid, "parentUuid": more.pop("parentUuid", parent),
+                  "sessionId": SESSION, "timestamp": stamp, "message": message, **more}  # fmt: skip
+        lines.append(record)
+        parent = uuid
+        return uuid
+
+    for turn in range(turns):
+        if turn == turns // 2:
+            boundary = add("system", {}, subtype="compact_boundary", content="compacted",
+                           parentUuid=None, logicalParentUuid=parent)  # fmt: skip
+            lines[-1].pop("message")
+            parent = boundary
+            add("user", {"role": "user", "content": f"Summary of turns before {turn}"},
+                isCompactSummary=True)  # fmt: skip
+        add("user", {"role": "user", "content": f"turn {turn}: please check service-{turn}"})
+        call = f"toolu_{turn:06d}"
+        add("assistant", {"id": f"msg_{turn}a", "role": "assistant", "content": [
+            {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": f"check {turn}"}}
+        ]})  # fmt: skip
+        output = "\n".join(f"line {i} of the output of check {turn}" for i in range(60))
+        add("user", {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call, "content": output}
+        ]})  # fmt: skip
+        asked = parent
+        add("assistant", {"id": f"msg_{turn}b", "role": "assistant",
+                          "content": [{"type": "text", "text": f"service-{turn} is fine"}]})  # fmt: skip
+        if turn % 50 == 49:  # a retried answer: the first one is abandoned
+            add("assistant", {"id": f"msg_{turn}c", "role": "assistant",
+                              "content": [{"type": "text", "text": f"service-{turn}: retried"}]},
+                parentUuid=asked)  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return len(lines)
+
+
+def start_import(db: Path, session: Path) -> subprocess.Popen[bytes]:
+    """The import in another process (its stderr in ``<db>.log``)."""
+    with db.with_suffix(".log").open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-c", IMPORTER, str(db), str(session)],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
+def wait_for_messages(box: recallbox.Box, process: subprocess.Popen[bytes]) -> int:
+    """Wait until the importer has committed a first batch; its message count."""
+    while process.poll() is None:
+        threads = {t.channel: t.message_count for t in box.threads()}
+        if threads.get(CHANNEL):
+            return threads[CHANNEL]
+        time.sleep(POLL_S)
+    raise AssertionError("the import ended before a first batch was seen")
+
+
+def test_appends_and_reads_go_on_during_a_long_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = tmp_path / "projects" / f"{SESSION}.jsonl"
+    session.parent.mkdir()
+    records = write_session(session, turns=2_000)
+    db = tmp_path / "x.db"
+    with recallbox.open(db) as box:
+        live = box.append("live", "user", "before the import")
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", APPENDER_BUSY_TIMEOUT_MS)
+    process = start_import(db, session)
+    during: list[int] = []
+    try:
+        with recallbox.open(db) as box:
+            seen = wait_for_messages(box, process)
+            while process.poll() is None:
+                box.append("live", "user", f"appended during the import ({len(during)})")
+                assert "before the import" in box.read_message(live.id)
+                during.append(box.thread(CHANNEL).message_count)
+                time.sleep(POLL_S)
+    finally:
+        process.wait(IMPORT_TIMEOUT_S)
+    assert process.returncode == 0, db.with_suffix(".log").read_text()
+    with recallbox.open(db) as box:
+        final = box.thread(CHANNEL).message_count
+        assert box.thread("live").message_count == 1 + len(during)
+        assert box.doctor().healthy
+    # the appends ran while the import was writing, not before or after it
+    assert during and seen < final and any(count < final for count in during), (records, during)
+
+
+def test_a_killed_import_leaves_a_consistent_database_and_the_next_one_finishes(
+    tmp_path: Path,
+) -> None:
+    session = tmp_path / "projects" / f"{SESSION}.jsonl"
+    session.parent.mkdir()
+    write_session(session, turns=600)
+    with recallbox.open(tmp_path / "reference.db") as box:
+        assert box.import_transcripts("claude-code", session).errors == ()
+        reference = snapshot(box)
+    db = tmp_path / "x.db"
+    with recallbox.open(db):
+        pass
+    process = start_import(db, session)
+    with recallbox.open(db) as box:
+        wait_for_messages(box, process)
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait(IMPORT_TIMEOUT_S)
+    with recallbox.open(db) as box:
+        assert box.doctor().healthy
+        partial = box.thread(CHANNEL).message_count
+        [file] = box.import_transcripts("claude-code", session).files
+        assert file.error is None
+        assert file.status == ("appended" if process.returncode == -signal.SIGKILL else "unchanged")
+        assert snapshot(box) == reference
+        assert 0 < partial <= box.thread(CHANNEL).message_count
