@@ -18,7 +18,9 @@ corpus) are each timed as one whole ``box.recall(query)`` call (validation, the 
 fan-out over the five domains, rendering within the 12 000-character budget, the hit-log rows),
 after ``WARMUP`` calls: once with ``allow_embed=False``, once with ``allow_embed=True`` (the
 store's vectors written first by ``embed_all`` with the dependency-free ``hash`` embedder, so
-each recall embeds its query once and every domain runs its vector leg). Goals (the issue):
+each recall embeds its query once and every domain runs its vector leg; ``--compare-exact``
+times it once more with the in-memory vector copies off, every vector leg in sqlite-vec, as a
+same-run baseline). Goals (the issue):
 p95 ≤ 150 ms without embedding, ≤ 250 ms with it. Then each domain is recalled alone (keyword
 only, ``--domain-queries`` queries) to show where the time goes; a bucket past its time limit
 (``RECALL_DOMAIN_TIMEOUT_S``) is counted in ``bucket_errors``. The machine's load average is recorded: on a
@@ -260,6 +262,20 @@ def measure(box: recallbox.Box, items: list[str], allow_embed: bool) -> dict[str
     }
 
 
+def measure_exact(box: recallbox.Box, items: list[str]) -> dict[str, Any]:
+    """``allow_embed=True`` again with the in-memory vector copies off (every vector leg in
+    sqlite-vec, as before #12's fix): the same-run baseline of the copies."""
+    from recallbox.storage.sqlite.vector_cache import VectorCache
+
+    store = box.store
+    kept = store.vector_copies  # type: ignore[attr-defined]
+    store.vector_copies = VectorCache(enabled=False)  # type: ignore[attr-defined]
+    try:
+        return {**measure(box, items, True), "vector_copies": False}
+    finally:
+        store.vector_copies = kept  # type: ignore[attr-defined]
+
+
 def per_domain(box: recallbox.Box, items: list[str]) -> dict[str, Any]:
     """Each domain recalled alone (keyword only): where the time of a whole recall goes."""
     out: dict[str, Any] = {}
@@ -303,6 +319,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=DEFAULT_QUERIES)
     parser.add_argument("--domain-queries", type=int, default=DEFAULT_DOMAIN_QUERIES)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--compare-exact",
+        action="store_true",
+        help="Also time allow_embed=True with the in-memory vector copies off (sqlite-vec only).",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="recallbox-bench-recall-") as tmp:
         root = Path(tmp)
@@ -315,6 +336,8 @@ def main() -> None:
             embed_s = time.perf_counter() - started
             items = queries(vocab, args.queries)
             results = [measure(box, items, False), measure(box, items, True)]
+            if args.compare_exact:
+                results.append(measure_exact(box, items))
             alone = per_domain(box, items[: args.domain_queries])
     report = {
         "benchmark": "recall",

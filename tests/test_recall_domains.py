@@ -343,3 +343,67 @@ def test_search_memory_other_memory_part_recalls_memory_knowledge_and_sessions(
     assert "symbol_id" not in ids and "chunk_id" not in ids
     deny_everything(box, fill_)
     assert SEP not in box.search_memory(COMMON, fill_.channel)
+
+
+def test_the_hit_log_never_changes_a_ranking(filled: tuple[recallbox.Box, Fill]) -> None:
+    """DESIGN §5: ``decay`` and the lazy embedding pass read the hit-log, ranking never does:
+    many hit and drill rows on each bucket's last hit (and no ``decay``) change no bucket."""
+    box, filled_in = filled
+
+    def ranked() -> tuple[list[tuple[str, str, list[tuple[str, float]]]], str]:
+        result = box.recall(COMMON)
+        buckets = [
+            (n, b.layer, [(h.id, h.score) for h in b.hits]) for n, b in result.buckets.items()
+        ]
+        return buckets, result.render()
+
+    before = ranked()
+    last = {name: hits[-1] for name, _, hits in before[0] if hits}
+    assert set(last) == set(DOMAINS)
+    for _ in range(10):
+        box.recall(COMMON)
+        box.read_message(last["sessions"][0])
+        box.recall_context(COMMON, source="MEMORY.md")
+        box.recall_context(COMMON, source=filled_in.document)
+    box.hits.flush()
+    assert box.hit_stats().drill_rows >= 30
+    assert ranked() == before
+
+
+def test_the_stored_policy_denies_every_bucket_on_the_vector_leg_too(tmp_path: Path) -> None:
+    """With stored vectors (the in-memory copy of each space, ``vector_cache.py``) a denied
+    row is never a neighbour: once everything is denied, a canary's recall with embedding
+    equals a recall of nothing."""
+    with recallbox.open(tmp_path / "vec.db", embedder="hash") as box:
+        fill_ = fill(box, tmp_path)
+        assert box.embed_all() > 0
+        before = box.recall(COMMON, allow_embed=True)
+        assert {b.layer for b in before.buckets.values()} == {"hybrid"}
+        deny_everything(box, fill_)
+        nothing = box.recall(NOTHING, allow_embed=True)
+        assert {n: b.hits for n, b in nothing.buckets.items()} == dict.fromkeys(DOMAINS, ())
+        for query in (COMMON, *CANARIES.values()):
+            assert box.recall(query, allow_embed=True).render() == nothing.render()
+            assert box.search_memory(query, "elsewhere").replace(query, "Q") == (
+                box.search_memory(NOTHING, "elsewhere").replace(NOTHING, "Q")
+            )
+
+
+@pytest.mark.parametrize("query", [COMMON, f"{COMMON} incident", "detail careful", "word"])
+def test_each_bucket_keeps_its_own_domains_order(big: recallbox.Box, query: str) -> None:
+    """No global re-rank (DESIGN §5): each bucket lists its domain's own ranking, in that
+    order, only thinned by the dedupe (a best message an earlier bucket holds)."""
+    result = big.recall(query)
+    for name, bucket in result.buckets.items():
+        own = big.search(query, domain=name, limit=RECALL_DOMAIN_HITS, allow_embed=False)
+        ids = [h.id for h in bucket.hits]
+        assert ids == [h.id for h in own if h.id in set(ids)], name
+        assert [h.score for h in bucket.hits] == [h.score for h in own if h.id in set(ids)]
+        dropped = [h for h in own if h.id not in set(ids)]
+        earlier = {
+            h.best_message_id
+            for n in DOMAINS[: DOMAINS.index(name)]
+            for h in result.buckets[n].hits
+        }
+        assert all(h.best_message_id in earlier for h in dropped), name
+    assert sum(len(b.hits) for b in result.buckets.values()) > len(DOMAINS)

@@ -44,7 +44,13 @@ from recallbox.domains.registry import DOMAINS, REGISTRY
 from recallbox.embeddings import Embedder
 from recallbox.errors import InvalidArgument, RecallError, TimedOut, UnsupportedFilter
 from recallbox.hitlog import HitRecorder, new_event
-from recallbox.recall_types import Bucket, BucketedRecall
+from recallbox.recall_types import (
+    JSON_HIT_TEXT_MAX_CHARS,
+    JSON_NAME_MAX_CHARS,
+    QUERY_ECHO_MAX_CHARS,
+    Bucket,
+    BucketedRecall,
+)
 from recallbox.search import embed_query, message_space, search_filter
 from recallbox.storage.base import Deadline, SearchFilter, Store
 from recallbox.text.fts_query import FtsQuery, build_fts_query
@@ -82,6 +88,20 @@ UNAVAILABLE = {
     ERROR_FAILED: "unavailable (error)",
     ERROR_NOT_AVAILABLE: "unavailable (not available in this version yet)",
 }
+#: Per hit, the most characters ``recall --json`` spends beside its text, channel and source
+#: (its ids, scores, date, ``explain``, the keys and the indent).
+JSON_HIT_FIELDS_MAX_CHARS = 1_500
+#: The most characters of ``recall --json`` (``BucketedRecall.to_json`` with an indent of 2)
+#: for stored text that JSON writes one character per character (a newline, quote or backslash
+#: takes two): the rendered text and the buckets' texts (each within the budget), the query
+#: echo, and per hit its cut text, its cut names and its other fields.
+RECALL_JSON_MAX_CHARS = (
+    2 * RECALL_MAX_BUDGET_CHARS
+    + QUERY_ECHO_MAX_CHARS
+    + len(DOMAINS)
+    * RECALL_DOMAIN_HITS
+    * (JSON_HIT_TEXT_MAX_CHARS + 2 * JSON_NAME_MAX_CHARS + JSON_HIT_FIELDS_MAX_CHARS)
+)
 #: Room every bucket keeps for its status line (the longest of them).
 STATUS_MAX_CHARS = max(
     len(NO_HITS),

@@ -12,6 +12,12 @@ from recallbox.types import Hit
 #: The most of the query ``to_json`` echoes (a 100 000-character query must not make the JSON
 #: result 100 000 characters; ``query_chars`` gives its length).
 QUERY_ECHO_MAX_CHARS = 200
+#: The most of a hit's text ``to_json`` carries (``text_chars`` gives its length; the rendered
+#: ``text`` holds the excerpt within the budget, and the hit's id is the call to the whole).
+#: Without it ``recall --json`` carried every hit's whole text: ~45 000 characters (#12).
+JSON_HIT_TEXT_MAX_CHARS = 240
+#: The most of a hit's channel or source ``to_json`` echoes.
+JSON_NAME_MAX_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,22 +79,29 @@ def _bucket_json(bucket: Bucket) -> dict[str, Any]:
 
 
 def hit_json(hit: Hit) -> dict[str, Any]:
-    """A :class:`Hit` as JSON values (times in ISO 8601, line ranges as lists)."""
+    """A :class:`Hit` as JSON values (times in ISO 8601, line ranges as lists; the text cut to
+    :data:`JSON_HIT_TEXT_MAX_CHARS` and marked, ``text_chars`` its whole length; channel and
+    source cut to :data:`JSON_NAME_MAX_CHARS`)."""
     return {
         "id": hit.id,
         "domain": hit.domain,
         "score": hit.score,
-        "channel": hit.channel,
-        "source": hit.source,
+        "channel": _clipped(hit.channel),
+        "source": _clipped(hit.source),
         "lines": list(hit.lines) if hit.lines is not None else None,
         "created_at": hit.created_at.isoformat() if hit.created_at is not None else None,
         "role": hit.role,
         "keyword": hit.keyword,
         "vector": hit.vector,
         "best_message_id": hit.best_message_id,
-        "text": hit.text,
+        "text": clip(hit.text, JSON_HIT_TEXT_MAX_CHARS),
+        "text_chars": len(hit.text),
         "explain": dict(hit.explain),
     }
+
+
+def _clipped(name: str | None) -> str | None:
+    return None if name is None else clip(name, JSON_NAME_MAX_CHARS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,10 +110,15 @@ def search_filter(channel: str | None, scope: str | None, excluded: Sequence[str
     """The :class:`SearchFilter` of a verb's ``channel``, ``scope`` and per-call ``excluded``.
 
     Raises:
-        InvalidArgument: a non-string channel or scope, or a bad ``excluded``.
+        InvalidArgument: a non-string or blank scope, a non-string channel, or a bad
+            ``excluded``.
     """
     if scope is not None and not isinstance(scope, str):
         raise InvalidArgument(f"scope must be a project name or None, got {type(scope).__name__}")
+    if scope is not None and not normalize_text(scope).strip():
+        # Trigger: ``scope=""`` (``--scope ""``). Why: no project has a blank name, so it would
+        # search no project silently. Outcome: named, like any other bad argument (exit 2).
+        raise InvalidArgument("scope must be a project name or None, got a blank string")
     names, identities = call_exclusions(excluded)
     return SearchFilter(
         channel=normalize_text(channel) if channel is not None else None,

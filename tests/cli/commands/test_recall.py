@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
 import recallbox
+from recallbox.cli.commands.recall import no_vectors_warning
 from recallbox.injection import RESUME_HEADER
-from recallbox.recall import RECALL_HEADER
+from recallbox.recall import RECALL_HEADER, RECALL_JSON_MAX_CHARS
+from recallbox.recall_types import JSON_HIT_TEXT_MAX_CHARS, JSON_NAME_MAX_CHARS
 from recallbox.text.compress import EXPAND_HEADER
 from table_dump import hit_log_rows
 
@@ -45,6 +48,8 @@ def test_recall_text_and_json(db: str, run) -> None:
         (["--budget", "12001"], "budget_chars"),
         (["--domains", "bogus"], "unknown domain 'bogus'"),
         (["--domains", ","], "--domains names none of"),
+        (["--scope", ""], "scope must be a project name or None, got a blank string"),
+        (["--scope", " \t"], "scope must be a project name or None, got a blank string"),
     ],
 )
 def test_recall_usage_errors(db: str, run, args: list[str], message: str) -> None:
@@ -127,3 +132,82 @@ def test_huge_arguments_stay_under_the_cap(db: str, run, command: list[str]) -> 
         assert len(r.out) <= 12_001 and len(r.err) <= 12_001
         if flags:
             assert r.json()
+
+
+def test_recall_embedder_without_stored_vectors_warns_once_on_stderr(db: str, run) -> None:
+    seed(db)
+    plain = run("--db", db, "recall", "billing staging-03")
+    asked = run("--db", db, "recall", "billing staging-03", "--embedder", "hash")
+    assert asked.code == 0 and asked.out == plain.out  # the answer is the keyword-only one
+    assert asked.err.count(no_vectors_warning("hash")) == 1 and plain.err == ""
+    as_json = run("--db", db, "recall", "billing", "--embedder", "hash", "--json")
+    assert as_json.json()["buckets"] and no_vectors_warning("hash") in as_json.err
+    assert run("--db", db, "embed", "--all", "--embedder", "hash").code == 0
+    embedded = run("--db", db, "recall", "billing staging-03", "--embedder", "hash")
+    assert embedded.code == 0 and "layer=hybrid" in embedded.out and embedded.err == ""
+
+
+def test_recall_embedder_whose_extra_is_missing_is_an_error(
+    db: str, run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(db)
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object, **kwargs: object) -> object:
+        return None if name == "onnxruntime" else real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    r = run("--db", db, "recall", "billing", "--embedder", "minilm")
+    assert r.code == 1 and r.out == ""  # DESIGN §8: DependencyMissing is a runtime error
+    assert "onnxruntime" in r.error_line and "pip install 'recallbox[embed]'" in r.error_line
+    data = run("--db", db, "recall", "billing", "--embedder", "minilm", "--json").json()
+    assert data["code"] == 1 and "onnxruntime" in data["error"]
+
+
+def test_recall_json_is_bounded_whatever_the_hits_hold(db: str, run) -> None:
+    long_channel = "c" * 400
+    with recallbox.open(db) as box:
+        for i in range(12):
+            box.append(long_channel if i % 2 else f"ops-{i}", "user", "billing " * 3_000)
+            box.remember("billing " * 900 + f"lesson {i}", type="guideline")
+        section = "\n\n".join(f"## billing {i}\n\n" + "billing ledger " * 800 for i in range(12))
+        box.add_document("# Billing\n\n" + section + "\n", "docs/" + "d" * 300 + ".md")
+    r = run("--db", db, "recall", "billing", "--json")
+    data = r.json()
+    assert r.code == 0 and len(r.out) <= RECALL_JSON_MAX_CHARS
+    hits = [h for b in data["buckets"] for h in b["hits"]]
+    assert {"memory", "knowledge", "sessions"} <= {h["domain"] for h in hits}
+    for hit in hits:
+        assert len(hit["text"]) <= JSON_HIT_TEXT_MAX_CHARS < hit["text_chars"]
+        assert hit["text"].endswith("…")  # the cut is marked; text_chars is the whole length
+        for name in (hit["channel"], hit["source"]):
+            assert name is None or len(name) <= JSON_NAME_MAX_CHARS
+    assert len(data["text"]) <= data["budget_chars"]
+
+
+def test_recall_scope_narrows_knowledge_and_code_only(db: str, run, tmp_path: Path) -> None:
+    """``--scope`` is handed to the knowledge domain (the project plus the global library)
+    and the code domain (that project's index); the other buckets ignore it."""
+    with recallbox.open(db) as box:
+        box.append("ops", "user", "zebra rollout notes")
+        for scope in ("alpha", "beta"):
+            box.add_document(
+                f"# {scope}\n\n## zebra {scope}\n\nzebra runbook\n", f"{scope}.md", scope
+            )
+            repo = tmp_path / scope
+            repo.mkdir()
+            (repo / f"{scope}.py").write_text(f"def zebra_{scope}():\n    return 1\n")
+            box.index_code(repo, scope=scope)
+        box.add_document("# lib\n\n## zebra library\n\nzebra everywhere\n", "lib.md")
+    everything = run("--db", db, "recall", "zebra", "--json").json()
+    alpha = run("--db", db, "recall", "zebra", "--scope", "alpha", "--json").json()
+
+    def sources(data: dict[str, object], domain: str) -> set[str]:
+        (bucket,) = [b for b in data["buckets"] if b["domain"] == domain]  # type: ignore[attr-defined]
+        return {h["source"] for h in bucket["hits"]}
+
+    assert sources(everything, "knowledge") == {"alpha.md", "beta.md", "lib.md"}
+    assert sources(alpha, "knowledge") == {"alpha.md", "lib.md"}
+    assert sources(everything, "code") == {"alpha.py", "beta.py"}
+    assert sources(alpha, "code") == {"alpha.py"}
+    assert sources(alpha, "sessions") == sources(everything, "sessions") != set()

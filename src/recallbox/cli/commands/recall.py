@@ -10,6 +10,7 @@ from recallbox.cli.shared import (
     RecallboxCommand,
     RecallboxGroup,
     clip,
+    echo_err,
     emit_json,
     json_option,
     jsonable,
@@ -83,6 +84,8 @@ def recall(
 
     Example: recallbox recall "billing deploy" --domains sessions,transcripts --budget 4000
     """
+    from recallbox.recall import LAYER_HYBRID
+
     names = split_domains(domains, ctx)
     with open_box(ctx, embedder=embedder) as box:
         result = box.recall(
@@ -93,10 +96,25 @@ def recall(
             excluded=excluded,
             scope=scope,
         )
+    if embedder is not None and not any(b.layer == LAYER_HYBRID for b in result.buckets.values()):
+        # Trigger: --embedder, and no bucket ranked by vectors. Why: the database holds no
+        # vectors of that model (never embedded), or the embedder failed; the answer would be
+        # keyword-only without a word. Outcome: one warning on stderr (stdout unchanged).
+        echo_err(no_vectors_warning(embedder))
     if as_json:
         emit_json({**result.to_json(), "query": clip(query)})  # an echo: cut like every echo
     else:
         click.echo(result.render())
+
+
+def no_vectors_warning(embedder: str) -> str:
+    """The one stderr line of a ``recall --embedder`` that no bucket ranked by vectors."""
+    name = clip(embedder, CHANNEL_ECHO_MAX_CHARS)
+    return (
+        f"recallbox: warning: no bucket was ranked with vectors of --embedder {name} (no "
+        f"vectors of it are stored, or it failed); keyword ranking only. Embed the database "
+        f"with: recallbox embed --all --embedder {name}"
+    )
 
 
 @click.command(cls=RecallboxCommand)

@@ -290,6 +290,21 @@ class ConnectionPool:
                 conn.set_progress_handler(None)
 
     @contextmanager
+    def unstoppable(self, conn: apsw.Connection) -> Iterator[None]:
+        """Suspend the deadlines in force on ``conn`` for the block: work whose result is kept
+        for later reads (an in-memory copy of vectors) finishes even when the read it serves
+        runs late; that read is stopped by its next statement."""
+        stack = self._deadlines.get(id(conn))
+        if not stack:
+            yield
+            return
+        conn.set_progress_handler(None)
+        try:
+            yield
+        finally:
+            conn.set_progress_handler(lambda: any(d.expired for d in stack), DEADLINE_CHECK_STEPS)
+
+    @contextmanager
     def _marked(self, conn: apsw.Connection) -> Iterator[None]:
         key = id(conn)
         if not self._snapshots.get(key, 0):
@@ -333,6 +348,10 @@ class ConnectionPool:
         """True inside a write transaction or a read snapshot on the calling thread."""
         key = id(self.connection())
         return bool(self._depth.get(key, 0) or self._snapshots.get(key, 0))
+
+    def in_write(self) -> bool:
+        """True inside a write transaction on the calling thread."""
+        return bool(self._depth.get(id(self.connection()), 0))
 
     def release_thread_connection(self) -> None:
         """Close the calling thread's connection (a worker thread that is about to end)."""

@@ -432,4 +432,8 @@ LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 # Transcript threads keyed by the session id inside the file (#17, ``session_merge``).
 MIGRATIONS.append((10, "import records may mirror another file's, found by thread", MIRROR_STEPS))
 MIGRATIONS.append((11, "transcript threads keyed by session id", merge_session_threads))
+# Migration 12 (#12): ``embedding_spaces.version`` counts the writes to a space's vectors, so
+# their in-memory copy (``vector_cache.py``) knows on any snapshot whether it is current.
+_M012 = ["ALTER TABLE embedding_spaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0"]
+MIGRATIONS.append((12, "a version of each embedding space's vectors", _M012))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

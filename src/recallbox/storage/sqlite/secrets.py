@@ -228,6 +228,8 @@ def drop_stale_vectors(conn: apsw.Connection) -> int:
         for rowid in stale:
             conn.execute(f"UPDATE {table} SET embedding = ? WHERE rowid = ?", (zero, rowid))
             conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        if stale:  # the in-memory copies of this space (vector_cache.py) hold them: read again
+            vectors.bump_version(conn, int(space_id))
         conn.execute(
             f"DELETE FROM embeddings WHERE space_id = ? AND NOT EXISTS (SELECT 1 FROM "
             f"{corpus.table} r WHERE r.id = embeddings.target_rowid AND r.content_hash = "

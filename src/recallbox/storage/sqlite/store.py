@@ -43,6 +43,7 @@ from recallbox.storage.sqlite.secrets import SecretsMixin
 from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.timeline import TimelineMixin
 from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
+from recallbox.storage.sqlite.vector_cache import VectorCache
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
@@ -71,6 +72,7 @@ class SQLiteStore(
     def __init__(self, path: str) -> None:
         self.path = path
         self.pool = ConnectionPool(path)
+        self.vector_copies = VectorCache()
         self.indexer = BacklogIndexer(self.pool)
         try:
             self.migrate()

@@ -23,10 +23,11 @@ from typing import Any
 import apsw
 
 from recallbox.storage.queries import SearchFilter
-from recallbox.storage.sqlite import vector_health, vectors
+from recallbox.storage.sqlite import vector_cache, vector_health, vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import Corpus, corpus_of
 from recallbox.storage.sqlite.rows import json_list, now
+from recallbox.storage.sqlite.visibility import Clause
 from recallbox.storage.values import EmbeddingSpace, EmbedTarget
 
 REEMBED_HINT = vector_health.REEMBED_HINT
@@ -83,6 +84,7 @@ class VectorMixin:
     """:class:`~recallbox.storage.base.VectorIndex` for :class:`SQLiteStore`."""
 
     pool: ConnectionPool
+    vector_copies: vector_cache.VectorCache
 
     def corpus_size(self, corpus: str) -> int:
         c = corpus_of(corpus)
@@ -153,6 +155,14 @@ class VectorMixin:
                 return vectors.nearest_recent(
                     conn, space, vector, where=where, limit=limit, visible=visible
                 )
+            copy = self._vector_copy(conn, space)
+            if copy is not None:
+                partition = c.partition_of(conn, where)
+                if partition == vectors.NO_PARTITION:
+                    return []
+                return vector_cache.nearest(
+                    conn, copy, space, vector, partition=partition, limit=limit, visible=visible
+                )
             return vectors.nearest_visible(
                 conn,
                 space,
@@ -176,6 +186,12 @@ class VectorMixin:
         narrow = c.narrow(where)
         if not ids or space.count == 0:
             return {}
+        with self.pool.snapshot() as conn:
+            if not vector_health.table_exists(conn, space.id):
+                return {}  # the vector leg is absent (doctor reports the missing table)
+            copy = self._vector_copy(conn, space)
+            if copy is not None:
+                return _cached_distances(conn, copy, c, narrow, vector, ids, space)
         sql = (
             f"SELECT {c.given}, vec_distance_cosine(v.embedding, ?) FROM {c.keys_from} "
             f"JOIN {vectors.table_name(space.id)} v ON v.rowid = {c.alias}.id "
@@ -187,6 +203,17 @@ class VectorMixin:
                 return {}  # the vector leg is absent (doctor reports the missing table)
             vectors.load_sqlite_vec(conn)
             return {str(r[0]): float(r[1]) for r in conn.execute(sql, params)}
+
+    def _vector_copy(
+        self, conn: apsw.Connection, space: EmbeddingSpace
+    ) -> vector_cache.SpaceCopy | None:
+        """The in-memory copy of ``space``'s vectors current on ``conn``'s snapshot, or
+        ``None`` (no copy kept; inside a write transaction, whose writes may yet roll back)."""
+        if self.pool.in_write():
+            return None
+        vectors.load_sqlite_vec(conn)
+        with self.pool.unstoppable(conn):  # a copy read for a late search serves the next ones
+            return self.vector_copies.get(conn, space, vectors.table_name(space.id))
 
     # -- embedding passes ------------------------------------------------------------------
     def embed_targets(
@@ -225,6 +252,28 @@ class VectorMixin:
                 now=now(),
                 partition_column=c.partition_column,
             )
+
+
+def _cached_distances(
+    conn: apsw.Connection,
+    copy: vector_cache.SpaceCopy,
+    c: Corpus,
+    narrow: Clause,
+    vector: Sequence[float],
+    ids: Sequence[str],
+    space: EmbeddingSpace,
+) -> dict[str, float]:
+    """:meth:`VectorMixin.distances` from the copy: the visible rows of ``ids`` with a fresh
+    vector (the same SQL), measured by sqlite-vec on the copy's bytes of their vectors."""
+    sql = (
+        f"SELECT {c.given}, {c.alias}.id FROM {c.keys_from} "
+        f"WHERE {c.rule}{narrow.sql} AND {c.fresh_vector}"
+    )
+    found: list[Any] = conn.execute(sql, (c.keys(ids), *narrow.params, space.id)).fetchall()
+    at = copy.positions([int(r[1]) for r in found])
+    kept = [(str(r[0]), at[int(r[1])]) for r in found if int(r[1]) in at]
+    measured = vector_cache.exact_distances(conn, vector, [copy.blob(i) for _, i in kept])
+    return {rid: d for (rid, _), d in zip(kept, measured, strict=True)}
 
 
 def _stale_sql(c: Corpus, drilled_only: bool) -> str:

@@ -154,15 +154,20 @@ def drop_table(conn: apsw.Connection, space_id: int) -> None:
 def upsert(
     conn: apsw.Connection, space_id: int, rows: Iterable[tuple[int, int, Sequence[float]]]
 ) -> None:
-    """Write ``(rowid, thread_id, vector)`` rows, replacing an existing vector of the rowid."""
+    """Write ``(rowid, thread_id, vector)`` rows, replacing an existing vector of the rowid
+    (and count the write: :func:`bump_version`)."""
     load_sqlite_vec(conn)
     table = table_name(space_id)
+    written = False
     for rowid, thread_id, vector in rows:
         conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
         conn.execute(
             f"INSERT INTO {table} (rowid, thread_id, embedding) VALUES (?, ?, ?)",
             (rowid, thread_id, to_blob(vector)),
         )
+        written = True
+    if written:
+        bump_version(conn, space_id)
 
 
 def put_embeddings(
@@ -199,6 +204,13 @@ def put_embeddings(
         )
     upsert(conn, space.id, rows)
     return len(rows)
+
+
+def bump_version(conn: apsw.Connection, space_id: int) -> None:
+    """Count a write to the space's vectors (``embedding_spaces.version``, read by the
+    in-memory copies of ``vector_cache.py``); every statement that inserts, changes or deletes
+    ``vec0`` rows calls it in its transaction."""
+    conn.execute("UPDATE embedding_spaces SET version = version + 1 WHERE id = ?", (space_id,))
 
 
 def knn(
