@@ -213,7 +213,7 @@ def run_hook(ctx: JobContext) -> None:
             "transcript_path": str(path),
         }
         done = _hook_call(ctx.db, payload)
-        if done.returncode != 0 or done.stderr.strip():
+        if done.returncode != 0 or _hook_complaints(done.stderr):
             sys.stderr.write(done.stderr)
             raise SystemExit(f"the hook exited {done.returncode}: {done.stderr.strip()[-500:]}")
         ctx.ack.record(
@@ -223,6 +223,18 @@ def run_hook(ctx: JobContext) -> None:
             turns=start + HOOK_TURNS,
             printed=len(done.stdout),
         )
+
+
+CREATED_NOTICE = "recallbox: created database "
+"""What a writer says on stderr when it creates the missing database (the first hook call of a
+series that was killed before anything was written): a notice, not a failure."""
+
+
+def _hook_complaints(stderr: str) -> list[str]:
+    """The hook's stderr lines other than the database-created notice."""
+    return [
+        line for line in stderr.splitlines() if line.strip() and not line.startswith(CREATED_NOTICE)
+    ]
 
 
 def _hook_call(db: Path, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
