@@ -701,3 +701,24 @@ def test_an_unknown_tool_with_a_huge_name_is_a_short_error(db_path: Path) -> Non
         huge("search_memory")
     )
     assert all(len(line) <= LOG_LINE_MAX_CHARS for line in handler.lines)
+
+
+def test_a_full_expand_page_stays_within_the_cap_with_the_sdk_meta(tmp_path: Path) -> None:
+    """Found by the huge-arguments property (offset "000…0" is page 0): a full page plus the
+    SDK's serverInfo ``_meta`` stamp came to 12 080 characters."""
+    box = recallbox.open(tmp_path / "x.db")
+    try:
+        stored = box.store_tool_output("line of output number 1234567\n" * 4000, tool="bash")
+
+        async def go() -> Any:
+            async with Client(build_server(box=box)) as client:
+                return await client.call_tool("expand", {"handle": stored.handle, "offset": 0})
+
+        result = run(go)
+        whole = payload_chars(result)
+        if result.meta:
+            whole += len(json.dumps(result.meta, ensure_ascii=False))
+        assert "Continue with" in result.content[0].text  # a full page, not the whole output
+        assert whole <= RESULT_MAX_CHARS
+    finally:
+        box.close()
