@@ -1,8 +1,15 @@
-"""Shared fixtures: an isolated RECALLBOX_HOME and real SQLite databases in tmp_path."""
+"""Shared fixtures: an isolated RECALLBOX_HOME, and real databases of **both** backends.
+
+Every test that uses ``db_path`` (or ``box``, or ``db_location``) runs once per backend
+(issue #16): ``[sqlite]`` on a file in ``tmp_path``, ``[postgres]`` on a migrated database of
+the session's PostgreSQL server (``tests/postgres_server.py``). A test about one backend's own
+machinery (files, WAL, apsw) is marked ``@pytest.mark.sqlite_only``: it is then generated for
+SQLite alone — no PostgreSQL variant exists, none is skipped.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,14 +20,34 @@ from recallbox.recall import RECALL_TIMEOUT_ENV
 
 #: Each recall domain's time limit in tests (see ``tmp_home``).
 TEST_RECALL_DOMAIN_TIMEOUT_S = 60
+#: The storage backends the suite runs on.
+BACKENDS = ("sqlite", "postgres")
+#: The tests of the SQLite backend's own package (its files, FTS5, sqlite-vec): SQLite only.
+SQLITE_PACKAGE_TESTS = Path(__file__).parent / "storage" / "sqlite"
 
-# The session's PostgreSQL server and a fresh database per test (tests/postgres_server.py).
+# The session's PostgreSQL server and its databases (tests/postgres_server.py).
 pytest_plugins = ("postgres_server",)
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 settings.load_profile("default")
+
+#: ``db_location(name)``: the location (a path, or a URL) of this test's database ``name``.
+DbLocation = Callable[..., "Path | str"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only: about the SQLite backend's own machinery; no postgres variant"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        only = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        only |= SQLITE_PACKAGE_TESTS in metafunc.definition.path.parents
+        metafunc.parametrize("backend", BACKENDS[:1] if only else BACKENDS)
 
 
 @pytest.fixture(autouse=True)
@@ -35,11 +62,30 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "recall.db"
+def db_location(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[DbLocation]:
+    """``db_location(name="recall")``: where this test's database ``name`` lives — a file in
+    ``tmp_path/data`` (SQLite) or a ``postgresql://`` URL (PostgreSQL); the same for the same
+    name."""
+    if backend == "sqlite":
+
+        def path(name: str = "recall") -> Path:
+            return tmp_path / "data" / f"{name}.db"
+
+        yield path
+        return
+    databases = request.getfixturevalue("recallbox_databases")
+    yield databases.url
 
 
 @pytest.fixture
-def box(db_path: Path) -> Iterator[recallbox.Box]:
+def db_path(db_location: DbLocation) -> Path | str:
+    """This test's database: a SQLite path (``Path``) or a PostgreSQL URL (``str``)."""
+    return db_location()
+
+
+@pytest.fixture
+def box(db_path: Path | str) -> Iterator[recallbox.Box]:
     with recallbox.open(db_path) as b:
         yield b

@@ -25,7 +25,10 @@ from recallbox.domains.registry import DOMAINS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "recallbox"
 DRIVERS = {"apsw", "sqlite3", "sqlite_vec", "psycopg", "psycopg_pool", "pgvector"}
-BACKENDS = {"storage/sqlite/": {"apsw", "sqlite_vec"}, "storage/postgres/": {"psycopg", "pgvector"}}
+BACKENDS = {
+    "storage/sqlite/": {"apsw", "sqlite_vec"},
+    "storage/postgres/": {"psycopg", "psycopg_pool", "pgvector"},
+}
 MAX_MODULE_LINES = 500
 LONG_MODULES_ALLOWED: set[str] = set()
 #: A verb's body, its docstring aside: a keyword argument per line counts each line.

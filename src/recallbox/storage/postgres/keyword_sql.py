@@ -212,28 +212,29 @@ class KeywordCorpus:
         )
 
     # -- phrase frequencies and bm25() ----------------------------------------------------
-    def _freq_ctes(self, joins: str, where: str, key: str, multi: bool) -> str:
+    def _freq_ctes(self, joins: str, where: str, key: str, multi: bool, alias: str = "d") -> str:
         """CTEs ending in ``freq (key, fts_len, phrase, f)``: each matching row that passes
         ``where``, each query phrase it holds, and how often (``f > 0``).
 
         One pass over the rows: the ``tsvector`` rows found through the GIN index, plus the
         overflow rows found through their terms; no ``tsvector`` is materialised, and
-        positions are read only when ``multi`` (some phrase has two or more terms). Binds
-        ``%(tsq)s``, ``%(terms)s`` and the :class:`QueryElements` arrays ``%(e_phrase)s``,
-        ``%(e_offset)s``, ``%(e_term)s``, ``%(e_width)s``.
+        positions are read only when ``multi`` (some phrase has two or more terms). The table
+        is aliased ``alias`` in ``joins``/``where``/``key``. Binds ``%(tsq)s``, ``%(terms)s``
+        and the :class:`QueryElements` arrays ``%(e_phrase)s``, ``%(e_offset)s``,
+        ``%(e_term)s``, ``%(e_width)s``.
         """
-        t = self.table
+        t, a = self.table, alias
         cond = f" AND ({where})" if where else ""
         occ = f"""
-            SELECT d.id, {key} AS key, d.fts_len, u.lexeme COLLATE "C" AS term,
+            SELECT {a}.id, {key} AS key, {a}.fts_len, u.lexeme COLLATE "C" AS term,
                    cardinality(u.positions) AS tf, u.positions::int[] AS pos
-            FROM {t} d {joins} CROSS JOIN LATERAL
-                unnest(ts_filter(setweight(d.fts, 'A', %(terms)s::text[]), '{{a}}')) AS u
-            WHERE d.fts @@ %(tsq)s::tsquery{cond}
+            FROM {t} {a} {joins} CROSS JOIN LATERAL
+                unnest(ts_filter(setweight({a}.fts, 'A', %(terms)s::text[]), '{{a}}')) AS u
+            WHERE {a}.fts @@ %(tsq)s::tsquery{cond}
             UNION ALL
-            SELECT d.id, {key}, d.fts_len, o.term, cardinality(o.positions), o.positions
-            FROM {self.overflow} o JOIN {t} d ON d.id = o.doc_id {joins}
-            WHERE o.term = ANY(%(terms)s::text[]) AND d.fts IS NULL{cond}"""
+            SELECT {a}.id, {key}, {a}.fts_len, o.term, cardinality(o.positions), o.positions
+            FROM {self.overflow} o JOIN {t} {a} ON {a}.id = o.doc_id {joins}
+            WHERE o.term = ANY(%(terms)s::text[]) AND {a}.fts IS NULL{cond}"""
         single = """
             SELECT occ.key, occ.fts_len, e.phrase, occ.tf::bigint AS f
             FROM occ JOIN q_elem e ON e.term = occ.term AND e.width = 1"""
@@ -266,20 +267,34 @@ class KeywordCorpus:
             "SELECT phrase, count(*)::bigint FROM freq GROUP BY phrase"
         )
 
+    def frequencies_sql(self, *, joins: str = "", where: str = "", key: str, alias: str) -> str:
+        """``(key, fts_len, phrase, f)`` of every matching row that passes ``where``: what
+        BM25 over a narrower corpus (a thread, a document) is computed from by the caller."""
+        return (
+            f"WITH {self._freq_ctes(joins, where, key, True, alias)} "
+            "SELECT key, fts_len, phrase, f FROM freq"
+        )
+
     def ranked_sql(
-        self, *, joins: str = "", where: str = "", key: str = "d.id", multi: bool = True
+        self,
+        *,
+        joins: str = "",
+        where: str = "",
+        key: str = "d.id",
+        multi: bool = True,
+        alias: str = "d",
     ) -> str:
         """The matching rows that pass ``where`` with FTS5's ``−bm25()`` score, best first.
 
         ``joins``/``where`` restrict the rows (searchable, privacy gate, channel) over the
-        table aliased ``d``; ``key`` is the column returned and the tie-break (a text key is
+        table aliased ``alias``; ``key`` is the column returned and the tie-break (a text key is
         declared ``COLLATE "C"``: code-point order, like SQLite's). ``multi=False`` is the
         faster statement for queries whose phrases are all single terms. Binds, besides the
         parameters of the phrase frequencies, ``%(idf)s`` (one per phrase), ``%(avgdl)s``,
         ``%(k1)s``, ``%(b)s`` and ``%(limit)s``.
         """
         return f"""
-        WITH {self._freq_ctes(joins, where, key, multi)}
+        WITH {self._freq_ctes(joins, where, key, multi, alias)}
         SELECT key, sum(
             (%(idf)s::float8[])[phrase] * ((f * (%(k1)s::float8 + 1.0))
             / (f + %(k1)s::float8 * (1.0 - %(b)s::float8

@@ -10,7 +10,6 @@ serves a search applies the visibility rule.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -18,6 +17,7 @@ from typing import Any
 
 import apsw
 
+from recallbox.storage.codecs import chunk_hash as _chunk_hash
 from recallbox.storage.queries import CORPUS_TRANSCRIPT_CHUNK, SearchFilter
 from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
@@ -35,13 +35,6 @@ _CHUNK_FROM = (
     "JOIN generations g ON g.id = c.generation_id"
 )
 
-
-def _chunk_hash(chunk: TranscriptChunk) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(chunk.text.encode("utf-8", "surrogatepass"))
-    digest.update(json.dumps([chunk.message_ids, chunk.source, chunk.line_start,
-                              chunk.line_end, chunk.last_seq]).encode("utf-8"))  # fmt: skip
-    return digest.hexdigest()
 
 
 def _delete_chunk(conn: apsw.Connection, rowid: int) -> None:

@@ -10,6 +10,8 @@ from typing import Any
 
 import apsw
 
+from recallbox.storage.redaction import rewrite_calls as _rewrite_calls
+from recallbox.storage.redaction import rewrite_leaves as _rewrite_leaves
 from recallbox.storage.secrets import RedactedRows, SecretTarget, TextRewrite
 from recallbox.storage.sqlite.erase_targets import code_file_clause, source_clause, target_messages
 from recallbox.storage.sqlite.rows import content_hash, dump_json
@@ -44,32 +46,6 @@ def _redact_code(conn: apsw.Connection, source: str, rewrite: TextRewrite) -> tu
     return replacements, rewritten
 
 
-def _rewrite_leaves(value: Any, rewrite: TextRewrite) -> tuple[Any, int]:
-    """``value`` (a JSON value, at most ``MAX_JSON_DEPTH`` deep) with ``rewrite`` applied to
-    every string leaf (keys kept)."""
-    if isinstance(value, str):
-        return rewrite(value)
-    count = 0
-    if isinstance(value, list):
-        for index, child in enumerate(value):
-            value[index], n = _rewrite_leaves(child, rewrite)
-            count += n
-    elif isinstance(value, dict):
-        for key, child in value.items():
-            value[key], n = _rewrite_leaves(child, rewrite)
-            count += n
-    return value, count
-
-
-def _rewrite_calls(calls: Any, rewrite: TextRewrite) -> tuple[Any, int]:
-    """Tool calls with ``rewrite`` applied to every string leaf of their arguments."""
-    count = 0
-    if isinstance(calls, list):
-        for call in calls:
-            if isinstance(call, dict) and "arguments" in call:
-                call["arguments"], n = _rewrite_leaves(call["arguments"], rewrite)
-                count += n
-    return calls, count
 
 
 def _redact_message(conn: apsw.Connection, rowid: int, rewrite: TextRewrite) -> int:

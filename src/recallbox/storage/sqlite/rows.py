@@ -5,21 +5,26 @@ A leaf module (it imports nothing else of the backend), so every mixin can use i
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from recallbox.storage.codecs import (
+    GENERATION_ID_PREFIX,
+    ID_RANDOM_BYTES,
+    MESSAGE_ID_PREFIX,
+    content_hash,
+    dump_json,
+    format_time,
+    json_list,
+    new_id,
+    now,
+    parse_time,
+)
 from recallbox.storage.values import NewMessage
 from recallbox.text.cjk import segment
 from recallbox.types import Message
-
-ID_RANDOM_BYTES = 8
-MESSAGE_ID_PREFIX = "m_"
-GENERATION_ID_PREFIX = "g_"
 
 MESSAGE_COLUMNS = (
     "m.id, m.uid, t.channel, g.uid, g.number, m.seq, m.role, m.kind, m.content, m.tool_calls, "
@@ -33,43 +38,10 @@ MESSAGE_FROM = (
 )
 
 
-def new_id(prefix: str) -> str:
-    """An opaque random id (64 random bits, hex)."""
-    return prefix + secrets.token_hex(ID_RANDOM_BYTES)
 
 
-def format_time(value: datetime) -> str:
-    """ISO-8601 UTC with microseconds: sorts lexically in time order."""
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def parse_time(value: str) -> datetime:
-    """Inverse of :func:`format_time`."""
-    return datetime.fromisoformat(value)
-
-
-def now() -> str:
-    """The current time, as :func:`format_time` writes it."""
-    return format_time(datetime.now(UTC))
-
-
-def dump_json(value: Any) -> str:
-    """JSON text for storage; falls back to ASCII escapes when a string cannot be UTF-8."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
-    return text
-
-
-def content_hash(content: str, args_text: str) -> str:
-    """A stable hash of what a message says (dedupe, change detection)."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(content.encode("utf-8", "surrogatepass"))
-    digest.update(b"\x00")
-    digest.update(args_text.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
 
 
 def stored_seg(text: str) -> str:
@@ -137,6 +109,20 @@ def row_to_message(row: Sequence[Any]) -> Message:
     )
 
 
-def json_list(values: Sequence[Any]) -> str:
-    """A JSON array for ``json_each(?)``: how an id list of any length is bound."""
-    return json.dumps(list(values), ensure_ascii=True)
+__all__ = [
+    "GENERATION_ID_PREFIX",
+    "ID_RANDOM_BYTES",
+    "MESSAGE_ID_PREFIX",
+    "StoredColumns",
+    "content_hash",
+    "dump_json",
+    "format_time",
+    "json_list",
+    "new_id",
+    "now",
+    "parse_time",
+    "row_to_message",
+    "stored_columns",
+    "stored_seg",
+    "text_columns",
+]

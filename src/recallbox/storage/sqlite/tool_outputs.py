@@ -7,11 +7,10 @@ with ``/`` + the exclusion, as knowledge documents match) or by file identity.
 
 from __future__ import annotations
 
-import hashlib
-
 import apsw
 
 from recallbox.errors import InvalidArgument
+from recallbox.storage.codecs import text_hash as _hash
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.messages import ensure_thread_id
 from recallbox.storage.sqlite.rows import now
@@ -25,9 +24,6 @@ TOOL_OUTPUT_ALLOWED_SQL = (
     f"{source_allowed_sql('o.source', 'coalesce(o.source_path, o.source)', 'o.source_identity', suffix=True)})"
 )
 
-
-def _hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 class ToolOutputsMixin:

@@ -1,0 +1,128 @@
+"""The PostgreSQL side of :class:`~recallbox.storage.base.EpisodeReads` (#21), a store mixin.
+
+The SQLite twin's statements: the ``(seq, created_at)`` of the spans' messages in one statement
+(an index range scan of ``messages_by_generation`` per span), cut in Python where the gap to the
+previous message exceeds the gap; the newest ``created_at`` of each allowed thread's last
+message; the visible messages around given ones in one statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from recallbox.storage.postgres.connection import PgPool
+from recallbox.storage.postgres.corpora import MESSAGES
+from recallbox.storage.postgres.rows import utc
+from recallbox.storage.postgres.visibility import MESSAGE_VISIBLE_SQL, THREAD_ALLOWED_SQL
+from recallbox.storage.queries import SearchFilter
+from recallbox.storage.values import EpisodeBreaks, GenerationSpan, SearchRow
+
+#: Microseconds in a second.
+_MICROSECONDS = 1_000_000
+#: ``created_at`` as integer microseconds since the epoch (exact, as the reference compares).
+_MICROS_SQL = "(extract(epoch FROM m.created_at) * 1000000)::bigint"
+_SPAN_ROWS_SQL = (
+    f"SELECT s.key, g.uid, m.seq, {_MICROS_SQL} FROM "
+    "unnest(%s::text[], %s::bigint[], %s::bigint[]) WITH ORDINALITY AS s(gen, low, high, key) "
+    "JOIN generations g ON g.uid = s.gen "
+    "JOIN threads t ON t.id = g.thread_id "
+    "JOIN messages m ON m.generation_id = g.id AND m.seq BETWEEN s.low AND s.high "
+    "WHERE {gate} ORDER BY s.key, m.seq"
+)
+_HIT_VISIBLE_SQL = MESSAGE_VISIBLE_SQL.replace("m.", "h.")
+_ADJACENT_SQL = (
+    "SELECT h.uid, m.uid, t.channel, m.role, m.content, m.content_hash, m.created_at, g.uid, "
+    "m.seq FROM unnest(%s::text[]) AS j(value) JOIN messages h ON h.uid = j.value "
+    "JOIN threads t ON t.id = h.thread_id "
+    "LEFT JOIN messages m ON m.generation_id = h.generation_id "
+    f"AND m.seq BETWEEN h.seq - %s AND h.seq + %s AND m.id <> h.id AND {MESSAGE_VISIBLE_SQL} "
+    "LEFT JOIN generations g ON g.id = m.generation_id "
+    f"WHERE {_HIT_VISIBLE_SQL} AND {THREAD_ALLOWED_SQL}{{narrow}} ORDER BY h.uid, m.seq"
+)
+
+
+class EpisodeMixin:
+    """Episode breaks, the newest time and adjacent rows for :class:`PostgresStore`."""
+
+    pool: PgPool
+
+    def episode_breaks(
+        self, spans: Sequence[GenerationSpan], *, gap_seconds: float, where: SearchFilter
+    ) -> dict[str, EpisodeBreaks]:
+        if not spans:
+            return {}
+        narrow = MESSAGES.narrow(where)
+        keys = (
+            [s.generation for s in spans],
+            [int(s.first) for s in spans],
+            [int(s.last) for s in spans],
+        )
+        gap = round(float(gap_seconds) * _MICROSECONDS)
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(
+                _SPAN_ROWS_SQL.replace("{gate}", THREAD_ALLOWED_SQL + narrow.sql),
+                (*keys, *narrow.params),
+            ).fetchall()
+        found: dict[str, list[Any]] = {}
+        entry: list[Any] = []
+        span_key: object = None
+        previous = 0
+        for key, generation, seq, micros in rows:
+            seq, micros = int(seq), int(micros)
+            if key != span_key:  # a span's first message starts one: the edge of the scan
+                span_key = key
+                entry = found.setdefault(generation, [seq, seq, []])
+                entry[0] = min(entry[0], seq)
+                entry[2].append(seq)
+            elif abs(micros - previous) > gap:
+                entry[2].append(seq)
+            if seq > entry[1]:
+                entry[1] = seq
+            previous = micros
+        return {
+            generation: EpisodeBreaks(first, last, tuple(sorted(set(starts))))
+            for generation, (first, last, starts) in found.items()
+        }
+
+    def newest_created_at(self, *, where: SearchFilter) -> datetime | None:
+        narrow = MESSAGES.narrow(where)
+        sql = (
+            "SELECT max((SELECT m.created_at FROM messages m WHERE m.thread_id = t.id "
+            f"ORDER BY m.seq DESC LIMIT 1)) FROM threads t WHERE {THREAD_ALLOWED_SQL}{narrow.sql}"
+        )
+        with self.pool.reading() as conn:
+            row = conn.execute(sql, narrow.params).fetchone()
+        return None if row is None or row[0] is None else utc(row[0])
+
+    def adjacent_rows(
+        self, ids: Sequence[str], radius: int, *, where: SearchFilter
+    ) -> dict[str, tuple[SearchRow, ...]]:
+        if not ids:
+            return {}
+        narrow = MESSAGES.narrow(where)
+        sql = _ADJACENT_SQL.replace("{narrow}", narrow.sql)
+        span = max(0, int(radius))
+        out: dict[str, list[SearchRow]] = {}
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(
+                sql, (*MESSAGES.keys(ids), span, span, *narrow.params)
+            ).fetchall()
+        for r in rows:
+            found = out.setdefault(str(r[0]), [])
+            if r[1] is None:  # visible, with no visible message that close
+                continue
+            found.append(
+                SearchRow(
+                    id=str(r[1]),
+                    channel=str(r[2]),
+                    role=str(r[3]),
+                    content=str(r[4]),
+                    content_hash=str(r[5]),
+                    created_at=utc(r[6]),
+                    generation=str(r[7]),
+                    seq=int(r[8]),
+                )
+            )
+        return {key: tuple(value) for key, value in out.items()}

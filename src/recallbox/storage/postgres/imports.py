@@ -1,0 +1,338 @@
+"""The transcript import ledger on PostgreSQL (migrations 3 and 10): files, record keys, branch
+forests — the SQLite twin's statements (``storage/sqlite/imports.py`` explains them).
+
+A sync saves a file's records with its cursor inside one write transaction; reading a file's
+state there takes the file's advisory lock first (:func:`~recallbox.storage.postgres.connection.
+lock_resource`), so two processes syncing the same file take turns as they do on SQLite.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from recallbox.storage.codecs import content_hash, dump_json, storable
+from recallbox.storage.postgres.connection import PgPool, lock_resource
+from recallbox.storage.postgres.keyword_write import document_of, put_overflow
+from recallbox.storage.postgres.rows import raw_bytes, tool_calls_json
+from recallbox.storage.postgres.schema import MESSAGES_KEYWORDS
+from recallbox.storage.values import ImportFile, ImportNode, ImportRecord, NewMessage
+
+_FILE_COLUMNS = (
+    "id, path, format, identity, size, mtime_ns, prefix_hash, tail_hash, cursor_bytes, "
+    "cursor_line, sync_count, state"
+)
+_RECORD_COLUMNS = "record_key, channel, message_uid, content_hash, sync_id, node, mirror, file_id"
+_NODE_COLUMNS = "uuid, parent, root, side, conversational, line, superseded"
+
+_RESOLVE_SQL = """
+WITH RECURSIVE
+leaf(uuid) AS (
+    SELECT uuid FROM import_nodes
+    WHERE file_id = %(file)s AND side = %(side)s AND root = %(root)s AND conversational
+    ORDER BY line DESC LIMIT 1
+),
+line(uuid) AS MATERIALIZED (
+    SELECT uuid FROM leaf
+    UNION
+    SELECT (SELECT n.parent FROM import_nodes n
+            WHERE n.file_id = %(file)s AND n.uuid = line.uuid AND n.side = %(side)s)
+    FROM line WHERE line.uuid IS NOT NULL
+),
+walk(uuid, sup) AS (
+    SELECT n.uuid, CASE WHEN n.uuid IN (SELECT uuid FROM line WHERE uuid IS NOT NULL) THEN 0
+                        WHEN n.conversational THEN 1 ELSE 0 END
+    FROM import_nodes n WHERE n.file_id = %(file)s AND n.uuid = %(root)s
+    UNION
+    SELECT c.uuid, CASE WHEN c.uuid IN (SELECT uuid FROM line WHERE uuid IS NOT NULL) THEN 0
+                        WHEN c.conversational THEN 1 ELSE w.sup END
+    FROM walk w JOIN import_nodes c
+      ON c.file_id = %(file)s AND c.side = %(side)s AND c.parent = w.uuid
+    WHERE c.root = %(root)s AND c.uuid <> %(root)s
+)
+SELECT w.uuid, max(w.sup) FROM walk w
+JOIN import_nodes n ON n.file_id = %(file)s AND n.uuid = w.uuid
+GROUP BY w.uuid HAVING %(full)s OR max(w.sup) <> max(n.superseded::int)
+"""
+
+
+def _file(row: Sequence[Any]) -> ImportFile:
+    return ImportFile(
+        id=int(row[0]),
+        path=row[1],
+        format=row[2],
+        identity=row[3],
+        size=int(row[4]),
+        mtime_ns=int(row[5]),
+        prefix_hash=row[6],
+        tail_hash=row[7],
+        cursor_bytes=int(row[8]),
+        cursor_line=int(row[9]),
+        sync_count=int(row[10]),
+        state=json.loads(row[11]),
+    )
+
+
+def _node(row: Sequence[Any]) -> ImportNode:
+    return ImportNode(
+        uuid=row[0],
+        parent=row[1],
+        root=row[2],
+        side=bool(row[3]),
+        conversational=bool(row[4]),
+        line=int(row[5]),
+        superseded=bool(row[6]),
+    )
+
+
+def _record(row: Sequence[Any]) -> ImportRecord:
+    return ImportRecord(
+        key=row[0],
+        channel=row[1],
+        message_id=row[2],
+        content_hash=row[3],
+        sync_id=int(row[4]),
+        node=row[5],
+        mirror=bool(row[6]),
+        file_id=int(row[7]),
+    )
+
+
+class ImportLedgerMixin:
+    """:class:`~recallbox.storage.base.ImportLedger` for :class:`PostgresStore`."""
+
+    pool: PgPool
+
+    # -- files -------------------------------------------------------------------------------
+    def import_file(self, path: str) -> ImportFile | None:
+        if not storable(path):
+            return None
+        with self.pool.reading() as conn:
+            if self.pool.in_write():
+                lock_resource(conn, "import file", path)
+            row = conn.execute(
+                f"SELECT {_FILE_COLUMNS} FROM import_files WHERE path = %s", (path,)
+            ).fetchone()
+        return _file(row) if row else None
+
+    def import_files_with_identity(self, identity: str) -> list[ImportFile]:
+        if not storable(identity):
+            return []
+        with self.pool.reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_FILE_COLUMNS} FROM import_files WHERE identity = %s ORDER BY id",
+                (identity,),
+            ).fetchall()
+        return [_file(row) for row in rows]
+
+    def save_import_file(self, file: ImportFile) -> ImportFile:
+        values = {
+            "path": file.path,
+            "format": file.format,
+            "identity": file.identity,
+            "size": file.size,
+            "mtime_ns": file.mtime_ns,
+            "prefix_hash": file.prefix_hash,
+            "tail_hash": file.tail_hash,
+            "cursor_bytes": file.cursor_bytes,
+            "cursor_line": file.cursor_line,
+            "sync_count": file.sync_count,
+            "state": json.dumps(file.state, ensure_ascii=True),
+        }
+        names = list(values)
+        with self.pool.transaction() as conn:
+            if file.id:
+                assignments = ", ".join(f"{name} = %({name})s" for name in names)
+                conn.execute(
+                    f"UPDATE import_files SET {assignments}, synced_at = now() WHERE id = %(id)s",
+                    {**values, "id": file.id},
+                )
+                return file
+            row = conn.execute(
+                f"INSERT INTO import_files ({', '.join(names)}, synced_at) "
+                f"VALUES ({', '.join(f'%({n})s' for n in names)}, now()) RETURNING id",
+                values,
+            ).fetchone()
+        assert row is not None
+        return replace(file, id=int(row[0]))
+
+    # -- records -----------------------------------------------------------------------------
+    def import_record(self, file_id: int, key: str) -> ImportRecord | None:
+        if not storable(key):
+            return None
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM import_records "
+                "WHERE file_id = %s AND record_key = %s",
+                (file_id, key),
+            ).fetchone()
+        return _record(row) if row else None
+
+    def channel_import_record(
+        self, channel: str, key: str, *, other_than: int
+    ) -> ImportRecord | None:
+        if not (storable(channel) and storable(key)):
+            return None
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM import_records WHERE channel = %s "
+                "AND record_key = %s AND file_id <> %s AND NOT mirror ORDER BY file_id LIMIT 1",
+                (channel, key, other_than),
+            ).fetchone()
+        return _record(row) if row else None
+
+    def put_import_records(self, file_id: int, records: Sequence[ImportRecord]) -> None:
+        if not records:
+            return
+        with self.pool.transaction() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO import_records (file_id, record_key, channel, message_uid, node, "
+                "content_hash, sync_id, mirror) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (file_id, record_key) DO UPDATE SET channel = excluded.channel, "
+                "message_uid = excluded.message_uid, node = excluded.node, "
+                "content_hash = excluded.content_hash, sync_id = excluded.sync_id, "
+                "mirror = excluded.mirror",
+                [
+                    (file_id, r.key, r.channel, r.message_id, r.node, r.content_hash, r.sync_id,
+                     r.mirror)
+                    for r in records
+                ],
+            )  # fmt: skip
+
+    def vanished_import_records(self, file_id: int, sync_id: int) -> Iterator[ImportRecord]:
+        with self.pool.reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM import_records WHERE file_id = %s AND sync_id < %s",
+                (file_id, sync_id),
+            ).fetchall()
+        for row in rows:
+            yield _record(row)
+
+    # -- branch forest -----------------------------------------------------------------------
+    def import_node(self, file_id: int, uuid: str) -> ImportNode | None:
+        if not storable(uuid):
+            return None
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM import_nodes WHERE file_id = %s AND uuid = %s",
+                (file_id, uuid),
+            ).fetchone()
+        return _node(row) if row else None
+
+    def add_import_nodes(self, file_id: int, nodes: Sequence[ImportNode]) -> None:
+        if not nodes:
+            return
+        with self.pool.transaction() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO import_nodes (file_id, uuid, parent, root, side, conversational, "
+                "line, superseded) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (file_id, uuid) DO NOTHING",
+                [
+                    (file_id, n.uuid, n.parent, n.root, n.side, n.conversational, n.line,
+                     n.superseded)
+                    for n in nodes
+                ],
+            )  # fmt: skip
+
+    def last_conversational_node(self, file_id: int, root: str, side: bool) -> str | None:
+        with self.pool.reading() as conn:
+            row = conn.execute(
+                "SELECT uuid FROM import_nodes WHERE file_id = %s AND side = %s AND root = %s "
+                "AND conversational ORDER BY line DESC LIMIT 1",
+                (file_id, bool(side), root),
+            ).fetchone()
+        return str(row[0]) if row else None
+
+    def reset_import_nodes(self, file_id: int) -> int:
+        with self.pool.transaction() as conn:
+            rows = conn.execute(
+                "DELETE FROM import_nodes WHERE file_id = %s RETURNING 1", (file_id,)
+            ).fetchall()
+        return len(rows)
+
+    def resolve_branches(
+        self, file_id: int, root: str, side: bool, *, full: bool = False
+    ) -> list[tuple[str, bool]]:
+        changes: list[tuple[str, bool]] = []
+        params = {"file": file_id, "side": bool(side), "root": root, "full": bool(full)}
+        with self.pool.transaction() as conn:
+            flipped = conn.execute(_RESOLVE_SQL, params).fetchall()
+            for uuid, sup in flipped:
+                conn.execute(
+                    "UPDATE import_nodes SET superseded = %s WHERE file_id = %s AND uuid = %s",
+                    (bool(sup), file_id, uuid),
+                )
+                rows = conn.execute(
+                    "SELECT r.message_uid, m.superseded_by IS NOT NULL FROM import_records r "
+                    "JOIN messages m ON m.uid = r.message_uid "
+                    "WHERE r.file_id = %s AND r.node = %s AND NOT r.mirror",
+                    (file_id, uuid),
+                ).fetchall()
+                changes.extend(
+                    (str(uid), bool(sup)) for uid, current in rows if bool(current) != bool(sup)
+                )
+        return changes
+
+    # -- messages ----------------------------------------------------------------------------
+    def next_live_message(self, message_id: str) -> str:
+        if not storable(message_id):
+            return message_id
+        live = "m2.superseded_by IS NULL AND NOT m2.pending AND m2.uid <> m1.uid"
+        with self.pool.reading() as conn:
+            for order in (
+                "m2.seq > m1.seq ORDER BY m2.seq",
+                "m2.seq < m1.seq ORDER BY m2.seq DESC",
+            ):
+                row = conn.execute(
+                    "SELECT m2.uid FROM messages m1 JOIN messages m2 "
+                    f"ON m2.thread_id = m1.thread_id WHERE m1.uid = %s AND {live} AND {order} "
+                    "LIMIT 1",
+                    (message_id,),
+                ).fetchone()
+                if row is not None:
+                    return str(row[0])
+        return message_id
+
+    def extend_message(self, message_id: str, row: NewMessage) -> None:
+        doc = document_of(row.content)
+        with self.pool.transaction() as conn:
+            found = conn.execute(
+                "UPDATE messages SET content = %s, args_text = %s, raw_content = %s, "
+                "tool_calls = %s, tool_calls_raw = %s, metadata = %s, content_hash = %s, "
+                "fts = %s::tsvector, fts_len = %s WHERE uid = %s RETURNING id, thread_id",
+                (
+                    row.content,
+                    row.args_text,
+                    raw_bytes(row.raw_content),
+                    tool_calls_json(row),
+                    row.tool_calls_raw,
+                    dump_json(row.metadata),
+                    content_hash(row.content, row.args_text),
+                    doc.tsvector,
+                    doc.length,
+                    message_id,
+                ),
+            ).fetchone()
+            if found is not None:
+                put_overflow(
+                    conn, MESSAGES_KEYWORDS, [(int(found[0]), int(found[1]), doc)], replace=True
+                )
+
+    def set_thread_times(
+        self, channel: str, first: datetime, last: datetime, *, replace_last: bool
+    ) -> None:
+        with self.pool.transaction() as conn:
+            conn.execute(
+                "UPDATE threads SET created_at = least(created_at, %(first)s), last_activity = "
+                "CASE WHEN %(replace)s THEN %(last)s ELSE greatest(last_activity, %(last)s) END "
+                "WHERE channel = %(channel)s",
+                {"first": first, "last": last, "replace": bool(replace_last), "channel": channel},
+            )
+            conn.execute(
+                "UPDATE generations SET opened_at = least(opened_at, %s) WHERE number = 1 AND "
+                "thread_id = (SELECT id FROM threads WHERE channel = %s)",
+                (first, channel),
+            )
