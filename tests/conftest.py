@@ -9,6 +9,7 @@ SQLite alone — no PostgreSQL variant exists, none is skipped.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,12 +17,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import recallbox
+from backends import BACKENDS, DbLocation
 from recallbox.recall import RECALL_TIMEOUT_ENV
 
 #: Each recall domain's time limit in tests (see ``tmp_home``).
 TEST_RECALL_DOMAIN_TIMEOUT_S = 60
-#: The storage backends the suite runs on.
-BACKENDS = ("sqlite", "postgres")
 #: The tests of the SQLite backend's own package (its files, FTS5, sqlite-vec): SQLite only.
 SQLITE_PACKAGE_TESTS = Path(__file__).parent / "storage" / "sqlite"
 
@@ -32,9 +32,6 @@ settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 settings.load_profile("default")
-
-#: ``db_location(name)``: the location (a path, or a URL) of this test's database ``name``.
-DbLocation = Callable[..., "Path | str"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -65,18 +62,55 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def db_location(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[DbLocation]:
-    """``db_location(name="recall")``: where this test's database ``name`` lives — a file in
-    ``tmp_path/data`` (SQLite) or a ``postgresql://`` URL (PostgreSQL); the same for the same
-    name."""
+    """``db_location(name="recall", fresh=False)``: where this test's database ``name`` lives
+    — a file in ``tmp_path/data`` (SQLite) or a ``postgresql://`` URL (PostgreSQL); the same
+    for the same name, emptied first with ``fresh`` (a new example of a property test)."""
     if backend == "sqlite":
 
-        def path(name: str = "recall") -> Path:
-            return tmp_path / "data" / f"{name}.db"
+        def path(name: str = "recall", *, fresh: bool = False) -> Path:
+            found = tmp_path / "data" / f"{name}.db"
+            if fresh:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{found}{suffix}").unlink(missing_ok=True)
+            return found
 
         yield path
         return
     databases = request.getfixturevalue("recallbox_databases")
     yield databases.url
+
+
+@pytest.fixture
+def db_copy(
+    backend: str, db_location: DbLocation, request: pytest.FixtureRequest
+) -> Callable[[str, str], Path | str]:
+    """``db_copy(source, name)``: this test's database ``name``, made a copy of its closed
+    database ``source`` (a file copy, or ``CREATE DATABASE … TEMPLATE``); returns its location."""
+
+    def copy(source: str, name: str) -> Path | str:
+        if backend == "sqlite":
+            target = Path(db_location(name))
+            shutil.copy(db_location(source), target)
+            return target
+        return str(request.getfixturevalue("recallbox_databases").copy(source, name))
+
+    return copy
+
+
+#: A PostgreSQL URL where no server listens (port 9, discard): the unusable database of
+#: :func:`bad_db`'s postgres case.
+UNREACHABLE_URL = "postgresql://recallbox@127.0.0.1:9/recall"
+
+
+@pytest.fixture
+def bad_db(backend: str, tmp_path: Path) -> tuple[str, str]:
+    """``(location, words of its error)``: a database this backend cannot use — a text file
+    for SQLite, a server that is not there for PostgreSQL."""
+    if backend == "sqlite":
+        path = tmp_path / "bad.db"
+        path.write_text("this is not a database\n", encoding="utf-8")
+        return str(path), "not a recallbox database"
+    return UNREACHABLE_URL, "cannot reach the PostgreSQL server"
 
 
 @pytest.fixture

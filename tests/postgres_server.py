@@ -261,10 +261,27 @@ class RecallboxDatabases:
         self.server = server
         self.names: dict[str, str] = {}
 
-    def url(self, name: str = "recall") -> str:
-        """The URL of this test's database ``name`` (the same one for the same name)."""
+    def url(self, name: str = "recall", *, fresh: bool = False) -> str:
+        """The URL of this test's database ``name`` (the same one for the same name; with
+        ``fresh``, emptied first: a new example of a property test)."""
+        if fresh and name in self.names:
+            self.server.checkin(self.names.pop(name))
         if name not in self.names:
             self.names[name] = self.server.checkout()
+        return self.server.url(self.names[name])
+
+    def copy(self, source: str, name: str) -> str:
+        """A new database ``name`` of this test, a copy of this test's database ``source``
+        (nothing may be connected to it); returns its URL."""
+        assert name not in self.names, f"{name!r} exists already"
+        original = self.names[source]
+        with psycopg.connect(self.server.admin_url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                (original,),
+            )
+        self.names[name] = self.server.create_database(template=original)
         return self.server.url(self.names[name])
 
     def release(self) -> None:

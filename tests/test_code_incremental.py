@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.code.types import CodeIndexReport
 from recallbox.storage.base import EVERYTHING, Store
 from recallbox.storage.values_code import code_key
@@ -227,9 +228,9 @@ REEXPORT = {
 }
 
 
-def _reindex_after(tmp_path: Path, path: str, text: str) -> tuple[CodeIndexReport, recallbox.Box, Path]:
+def _reindex_after(db_location: DbLocation, tmp_path: Path, path: str, text: str) -> tuple[CodeIndexReport, recallbox.Box, Path]:
     root = _repo(tmp_path / "proj", REEXPORT)
-    box = recallbox.open(tmp_path / "i.db")
+    box = recallbox.open(db_location("i"))
     box.index_code(root)
     target = root / path
     target.write_text(text)
@@ -243,25 +244,25 @@ def _go_calls(store: Store) -> list[tuple[str | None, str]]:
     return [(e.target_id, e.confidence) for e in calls if e.source_id == "main.py::go"]
 
 
-def test_a_changed_reexport_moves_a_qualified_call_without_a_full_pass(tmp_path: Path) -> None:
+def test_a_changed_reexport_moves_a_qualified_call_without_a_full_pass(db_location: DbLocation, tmp_path: Path) -> None:
     root = _repo(tmp_path / "before", REEXPORT)
-    with recallbox.open(tmp_path / "b.db") as before:
+    with recallbox.open(db_location("b")) as before:
         before.index_code(root, "proj")
         assert _go_calls(before.store) == [("pkg/impl.py::Box.run", "resolved")]
-    report, box, root = _reindex_after(tmp_path, "pkg/__init__.py", "from .other import Box\n")
+    report, box, root = _reindex_after(db_location, tmp_path, "pkg/__init__.py", "from .other import Box\n")
     with box:
         # ``Box.run`` ends in ``run``, which no changed file defines: only the re-export key
         # ``Box`` finds it.
         assert not report.full_resolution and report.files_parsed == 1
         assert _go_calls(box.store) == [("pkg/other.py::Box.run", "resolved")]
         assert 0 < report.edges_reresolved < report.total_edges // 4
-        with recallbox.open(tmp_path / "f.db") as fresh:
+        with recallbox.open(db_location("f")) as fresh:
             assert stored(box.store, "proj") == _fresh(fresh, root, 0)
 
 
-def test_an_added_import_re_resolves_only_the_edges_it_can_move(tmp_path: Path) -> None:
+def test_an_added_import_re_resolves_only_the_edges_it_can_move(db_location: DbLocation, tmp_path: Path) -> None:
     text = "from pkg import Box\nfrom pkg.filler3 import g3\n\ndef go():\n    Box.run()\n    g3()\n"
-    report, box, root = _reindex_after(tmp_path, "main.py", text)
+    report, box, root = _reindex_after(db_location, tmp_path, "main.py", text)
     with box:
         assert not report.full_resolution
         # Only filler2's import of g3 and its call of it name the new import's key ``g3``
@@ -269,5 +270,5 @@ def test_an_added_import_re_resolves_only_the_edges_it_can_move(tmp_path: Path) 
         assert report.edges_reresolved == 2 and report.total_edges > 40
         calls = {e.target_name: (e.target_id, e.confidence) for e in box.store.code_call_edges("proj")["main.py"]}
         assert calls["pkg.filler3.g3"] == ("pkg/filler3.py::g3", "resolved")
-        with recallbox.open(tmp_path / "f.db") as fresh:
+        with recallbox.open(db_location("f")) as fresh:
             assert stored(box.store, "proj") == _fresh(fresh, root, 0)

@@ -16,6 +16,7 @@ import anyio
 from mcp import Client
 
 import recallbox
+from backends import home_for
 from recallbox.config import Settings
 from recallbox.domains.memory_ops import remember
 from recallbox.mcp_server import build_server
@@ -45,7 +46,9 @@ def test_a_recall_context_drill_through_the_mcp_tool_revives_on_the_next_decay(
         key = dormant_entry(box, "Drain the ocelot queue before a failover")
 
     async def go() -> Any:
-        async with Client(build_server(Settings(home=db_path.parent, db=str(db_path)))) as client:
+        async with Client(
+            build_server(Settings(home=home_for(db_path), db=str(db_path)))
+        ) as client:
             return await client.call_tool("recall_context", {"query": "ocelot queue"})
 
     found = anyio.run(go)
@@ -68,7 +71,7 @@ def test_a_recall_context_drill_through_the_mcp_tool_revives_on_the_next_decay(
 
 
 def _cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "RECALLBOX_HOME": str(db.parent)}
+    env = {**os.environ, "RECALLBOX_HOME": str(home_for(db))}
     return subprocess.run(
         [sys.executable, "-m", "recallbox", "--db", str(db), *args],
         capture_output=True,

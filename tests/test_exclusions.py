@@ -11,6 +11,7 @@ import apsw
 import pytest
 
 import recallbox
+from backends import execute
 from recallbox import InvalidArgument
 from recallbox.domains.privacy import file_identity
 from recallbox.storage.queries import SearchFilter
@@ -72,13 +73,12 @@ def test_an_exclusion_made_before_paths_were_kept_is_lifted_by_its_path(
 ) -> None:
     with recallbox.open(db_path) as box:
         _thread_from(box, "imp:a", "a.jsonl", None)
-    conn = apsw.Connection(str(db_path))
-    # as migration 4 leaves a pre-path row: stored under its basename only
-    conn.execute(
-        "INSERT INTO excluded_sources (exclusion, name, path, identity, added_at) "
-        "VALUES ('a.jsonl', 'a.jsonl', NULL, NULL, '2026-01-01T00:00:00+00:00')"
-    )
-    conn.close()
+        # as migration 4 leaves a pre-path row: stored under its basename only
+        execute(
+            box,
+            "INSERT INTO excluded_sources (exclusion, name, path, identity, added_at) "
+            "VALUES ('a.jsonl', 'a.jsonl', NULL, NULL, '2026-01-01T00:00:00+00:00')",
+        )
     with recallbox.open(db_path) as box:
         assert _channels(box) == set()
         box.include_source("/home/u/sessions/a.jsonl")

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
 import recallbox
+from backends import DbLocation, home_for
 from recallbox import THREAD_SEARCH_MAX_CHARS
 from recallbox.config import Settings
 from recallbox.mcp_server import build_server, clip
@@ -89,7 +90,7 @@ def payload_chars(result: Any) -> int:
 
 
 def server_for(db: Path) -> Any:
-    return build_server(Settings(home=db.parent, db=str(db)))
+    return build_server(Settings(home=home_for(db), db=str(db)))
 
 
 def run(coro_fn: Any) -> Any:
@@ -703,10 +704,12 @@ def test_an_unknown_tool_with_a_huge_name_is_a_short_error(db_path: Path) -> Non
     assert all(len(line) <= LOG_LINE_MAX_CHARS for line in handler.lines)
 
 
-def test_a_full_expand_page_stays_within_the_cap_with_the_sdk_meta(tmp_path: Path) -> None:
+def test_a_full_expand_page_stays_within_the_cap_with_the_sdk_meta(
+    db_location: DbLocation, tmp_path: Path
+) -> None:
     """Found by the huge-arguments property (offset "000…0" is page 0): a full page plus the
     SDK's serverInfo ``_meta`` stamp came to 12 080 characters."""
-    box = recallbox.open(tmp_path / "x.db")
+    box = recallbox.open(db_location("x"))
     try:
         stored = box.store_tool_output("line of output number 1234567\n" * 4000, tool="bash")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -24,6 +25,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import recallbox
+from backends import BACKENDS
+from postgres_server import PostgresTestServer
 from recallbox.cli import cli
 from recallbox.mcp_server import build_server
 
@@ -73,7 +76,8 @@ def transcript(session: str, canary: str) -> str:
 
 @dataclass(frozen=True)
 class World:
-    db: Path
+    db: Path | str
+    copy: Callable[[str], Path | str]  # a copy of the world's database, named
     quarantined_id: str
     excluded_id: str
     excluded_channel: str
@@ -83,11 +87,27 @@ class World:
     unknown_handle: str = "o_ffffffffffffffff"
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[World]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def world(request: pytest.FixtureRequest) -> Iterator[World]:
+    """The canaries' store, on each backend (module-wide: every interface reads the same)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        db = root / "privacy.db"
+        db: Path | str = root / "privacy.db"
+        copies: list[str] = []
+        server: PostgresTestServer | None = None
+        if request.param == "postgres":
+            server = request.getfixturevalue("postgres_server")
+            name = server.checkout()
+            db = server.url(name)
+
+        def copy(new: str) -> Path | str:
+            if server is None:
+                target = root / f"{new}.db"
+                shutil.copy(db, target)
+                return target
+            copies.append(server.create_database(template=name))
+            return server.url(copies[-1])
+
         (root / "secret-session.jsonl").write_text(transcript(SESSION_X, EXCLUDED), "utf-8")
         (root / "percall-session.jsonl").write_text(transcript(SESSION_P, PER_CALL), "utf-8")
         with recallbox.open(db) as box:
@@ -131,7 +151,10 @@ def world() -> Iterator[World]:
             box.exclude_source(SECRET_DOC)
             box.exclude_source(SECRET_CODE)
             assert stored.handle is not None and sourced.handle is not None
-        yield World(db, secret.id, excluded.id, channel, stored.handle, sourced.handle)
+        yield World(db, copy, secret.id, excluded.id, channel, stored.handle, sourced.handle)
+        if server is not None:
+            for database in [name, *copies]:
+                server.checkin(database)
 
 
 def same(produce: Callable[[str], Any], canaries: tuple[str, ...] = CANARIES) -> None:
@@ -210,10 +233,8 @@ def test_denied_ids_handles_and_channels_read_like_unknown_ones(world: World) ->
         )
 
 
-def test_the_hit_log_learns_nothing_from_a_denied_match(world: World, tmp_path: Path) -> None:
-    copy = tmp_path / "copy.db"
-    copy.write_bytes(world.db.read_bytes())
-    with recallbox.open(copy) as box:
+def test_the_hit_log_learns_nothing_from_a_denied_match(world: World) -> None:
+    with recallbox.open(world.copy("copy")) as box:
         before = box.hit_stats().rows
         for query in CANARIES:
             box.recall(query)

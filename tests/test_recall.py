@@ -164,12 +164,10 @@ def test_a_raising_or_late_domain_leaves_the_others_intact(
     assert "secret exception text" not in text and "RuntimeError" not in text
 
 
-@pytest.mark.parametrize("location", ["file", ":memory:"])
-def test_a_slow_statement_is_stopped_at_the_deadline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, location: str
+def _stopped_at_the_deadline(
+    path: Path | str, monkeypatch: pytest.MonkeyPatch, *, others_run: bool
 ) -> None:
     """The teeth: the domain's statement is interrupted, so its worker is free again."""
-    path = tmp_path / "teeth.db" if location == "file" else ":memory:"
     endless = FakeDomain("code", mode="endless")
     monkeypatch.setitem(registry.REGISTRY, "code", endless)  # type: ignore[index]
     with recallbox.open(path) as box:
@@ -180,10 +178,22 @@ def test_a_slow_statement_is_stopped_at_the_deadline(
             assert result.buckets["code"].error == "timeout"
             assert endless.stopped.wait(30), "the endless statement was never stopped"
             assert endless.outcome == ["stopped"]
-            if location == "file":  # the other domains ran beside it
+            if others_run:  # the other domains ran beside it
                 assert result.buckets["sessions"].hits
         finally:
             pool.close()
+
+
+def test_a_slow_statement_is_stopped_at_the_deadline(
+    db_path: Path | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stopped_at_the_deadline(db_path, monkeypatch, others_run=True)
+
+
+def test_a_slow_statement_is_stopped_at_the_deadline_in_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _stopped_at_the_deadline(":memory:", monkeypatch, others_run=False)
 
 
 class SpyEmbedder:

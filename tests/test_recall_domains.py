@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.domains.registry import DOMAINS
 from recallbox.recall import (
     LABEL_MAX_CHARS,
@@ -137,8 +138,8 @@ def deny_everything(box: recallbox.Box, filled: Fill) -> None:
 
 
 @pytest.fixture
-def filled(tmp_path: Path) -> Iterator[tuple[recallbox.Box, Fill]]:
-    with recallbox.open(tmp_path / "five.db") as box:
+def filled(db_location: DbLocation, tmp_path: Path) -> Iterator[tuple[recallbox.Box, Fill]]:
+    with recallbox.open(db_location("five")) as box:
         yield box, fill(box, tmp_path)
 
 
@@ -229,9 +230,9 @@ class SpyEmbedder:
         return [0.0, 0.0, 1.0]
 
 
-def test_one_embedder_call_serves_all_five_domains(tmp_path: Path) -> None:
+def test_one_embedder_call_serves_all_five_domains(db_location: DbLocation, tmp_path: Path) -> None:
     spy = SpyEmbedder()
-    with recallbox.open(tmp_path / "embed.db", embedder=spy) as box:
+    with recallbox.open(db_location("embed"), embedder=spy) as box:
         fill(box, tmp_path)
         target = box.remember("kangaroos graze in the paddock at dawn", type="model")
         box.embed_all()
@@ -250,8 +251,10 @@ def test_one_embedder_call_serves_all_five_domains(tmp_path: Path) -> None:
         assert len(spy.calls) == 1
 
 
-def test_recall_over_five_domains_writes_nothing_but_the_hit_log(tmp_path: Path) -> None:
-    db = tmp_path / "dump.db"
+def test_recall_over_five_domains_writes_nothing_but_the_hit_log(
+    db_location: DbLocation, tmp_path: Path
+) -> None:
+    db = db_location("dump")
     with recallbox.open(db) as box:
         fill(box, tmp_path)
         box.hits.flush()
@@ -370,11 +373,13 @@ def test_the_hit_log_never_changes_a_ranking(filled: tuple[recallbox.Box, Fill])
     assert ranked() == before
 
 
-def test_the_stored_policy_denies_every_bucket_on_the_vector_leg_too(tmp_path: Path) -> None:
+def test_the_stored_policy_denies_every_bucket_on_the_vector_leg_too(
+    db_location: DbLocation, tmp_path: Path
+) -> None:
     """With stored vectors (the in-memory copy of each space, ``vector_cache.py``) a denied
     row is never a neighbour: once everything is denied, a canary's recall with embedding
     equals a recall of nothing."""
-    with recallbox.open(tmp_path / "vec.db", embedder="hash") as box:
+    with recallbox.open(db_location("vec"), embedder="hash") as box:
         fill_ = fill(box, tmp_path)
         assert box.embed_all() > 0
         before = box.recall(COMMON, allow_embed=True)

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import recallbox
+from backends import changes, settle
 from recallbox.search import AVAILABLE_DOMAINS, DOMAINS
 from recallbox.text.excerpt import HIT_TEXT_MAX_CHARS
 from table_dump import dump_tables, hit_log_rows
@@ -100,15 +101,16 @@ def test_allow_embed_calls_the_embedder_once_per_search_and_writes_nothing(
         box.append_many("ops", [{"role": "user", "content": t} for t in (EXACT, WEAK)])
         box.embed_all()
         embedder.calls.clear()
-        conn = box.store.pool.connection()  # type: ignore[attr-defined]
-        before, changes = dump_tables(db_path), conn.total_changes()
+        settle(box)
+        before, written = dump_tables(db_path), changes(box)
         for n, query in enumerate([QUERY, "billing", "nothing matches this", "召回"], start=1):
             box.search(query)
             assert len(embedder.calls) == n and embedder.calls[-1] == [query]
         box.search(QUERY, allow_embed=False)
         box.search(QUERY, channel="ops", limit=1)
         assert len(embedder.calls) == 5
-        assert conn.total_changes() == changes
+        assert changes(box) == written
+        settle(box)
         assert dump_tables(db_path) == before
         box.hits.flush()
         assert {row[0] for row in hit_log_rows(db_path)} == {"sessions"}

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox import (
     OTHER_MEMORY_MAX_CHARS,
     RECALL_HEADER,
@@ -413,9 +414,9 @@ def test_other_memory_default_answer_covers_other_threads(box: recallbox.Box) ->
 
 @pytest.mark.parametrize("location", ["file", ":memory:"])
 def test_other_memory_runs_concurrently_in_both_connection_modes(
-    tmp_path: Path, location: str
+    db_location: DbLocation, tmp_path: Path, location: str
 ) -> None:
-    path = tmp_path / "c.db" if location == "file" else ":memory:"
+    path = db_location("c") if location == "file" else ":memory:"
     with recallbox.open(path) as box:
         mid = box.append("a", "user", "walrus operator in python").id
         box.append("b", "user", "walrus habitat notes")

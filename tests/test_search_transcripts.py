@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import recallbox
+from backends import DbLocation
 from recallbox.domains.sessions_render import render_sessions_bucket
 from recallbox.domains.transcripts import chunk_message_ids, skip_shown
 from recallbox.storage.base import CORPUS_TRANSCRIPT_CHUNK, SearchFilter
@@ -107,9 +108,11 @@ def test_ranking_is_stable_under_a_row_limit(box: recallbox.Box, tmp_path: Path)
     assert [h.score for h in full] == sorted((h.score for h in full), reverse=True)
 
 
-def test_hybrid_chunks_through_the_vector_leg(tmp_path: Path, session_file: Path) -> None:
+def test_hybrid_chunks_through_the_vector_leg(
+    db_location: DbLocation, tmp_path: Path, session_file: Path
+) -> None:
     embedder = KeywordEmbedder()
-    with recallbox.open(tmp_path / "x.db", embedder=embedder) as box:
+    with recallbox.open(db_location("x"), embedder=embedder) as box:
         box.import_transcripts("claude-code", session_file)
         written = box.embed_all()
         assert written == 8 + 2  # the session's messages with a topic, and its two chunks
@@ -123,10 +126,12 @@ def test_hybrid_chunks_through_the_vector_leg(tmp_path: Path, session_file: Path
         assert box.embed_all() == 0  # nothing left to embed
 
 
-def test_appending_replaces_the_last_chunk_and_its_vector(tmp_path: Path) -> None:
+def test_appending_replaces_the_last_chunk_and_its_vector(
+    db_location: DbLocation, tmp_path: Path
+) -> None:
     embedder = KeywordEmbedder()
     path = rollout(tmp_path / f"rollout-2025-10-29T01-00-00-{CODEX}.jsonl", ["verbose flag?"])
-    with recallbox.open(tmp_path / "x.db", embedder=embedder) as box:
+    with recallbox.open(db_location("x"), embedder=embedder) as box:
         box.import_transcripts("codex", path)
         assert box.embed_all() == 2  # the message and its chunk
         rollout(path, ["verbose flag?", "see the README"])
@@ -152,9 +157,9 @@ def test_the_aggregator_skips_chunks_the_sessions_bucket_shows(
 
 
 def test_nearest_chunks_past_the_knn_limit_scan_exactly(
-    tmp_path: Path, session_file: Path, monkeypatch: pytest.MonkeyPatch
+    db_location: DbLocation, tmp_path: Path, session_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with recallbox.open(tmp_path / "x.db", embedder=KeywordEmbedder()) as box:
+    with recallbox.open(db_location("x"), embedder=KeywordEmbedder()) as box:
         box.import_transcripts("claude-code", session_file)
         box.embed_all()
         store: SQLiteStore = box.store  # type: ignore[assignment]

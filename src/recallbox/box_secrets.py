@@ -65,6 +65,7 @@ class SecretVerbs:
         handle: str | None = None,
         key: str | None = None,
         source: str | None = None,
+        vacuum_full: bool = False,
     ) -> PurgeReport:
         """Delete for good: the message ``message_id``, the thread ``channel`` (every
         generation, its chunks and import ledger), the memory entry ``key``, the sections of
@@ -73,19 +74,24 @@ class SecretVerbs:
         hit-log rows that target them (blanking the query of the same recall events).
 
         A byte scan of the database file and its WAL finds no trace afterwards, unless
-        ``PurgeReport.wal_truncated`` is ``False`` (another connection kept reading). A file
-        still on disk (a transcript, a document, ``MEMORY.md``) comes back with its next
-        import: exclude it first (:meth:`exclude_source`) or delete it.
+        ``PurgeReport.wal_truncated`` is ``False`` (another connection kept reading). On
+        PostgreSQL the rows are gone for every reader at once, but their old bytes stay in the
+        server's table files (``PurgeReport.physical`` is ``False``) until ``vacuum_full=True``
+        rewrites every table (``VACUUM FULL``: each table is locked while it is rewritten); the
+        server's WAL archives and backups are outside recallbox. A file still on disk (a
+        transcript, a document, ``MEMORY.md``) comes back with its next import: exclude it first
+        (:meth:`exclude_source`) or delete it.
 
         Raises:
-            InvalidArgument: nothing named, or a name that is not a non-empty string.
+            InvalidArgument: nothing named, a name that is not a non-empty string, or a
+                ``vacuum_full`` that is not a bool.
             NotFound: an unknown message id, channel or key.
         """
         target = secrets.check_target(
             message_id, channel=channel, handle=handle, key=key, source=source
         )
         self.hits.flush(wait_s=HIT_FLUSH_WAIT_S)  # buffered hit-log rows are erased too
-        return secrets.purge(self.store, target)
+        return secrets.purge(self.store, target, vacuum_full=vacuum_full)
 
     def backup(self, path: str | os.PathLike[str]) -> int:
         """Copy the live database to the new file ``path`` (the online backup API: writers go

@@ -496,3 +496,8 @@ class PurgeReport:
     wal_truncated: bool
     files: int = 0
     """Code files purged (with their symbols and edges)."""
+    physical: bool = True
+    """``False`` when the rows are gone for every reader but their old bytes stay in the
+    server's table files until they are rewritten (PostgreSQL without ``vacuum_full``)."""
+    tables_rewritten: int = 0
+    """Tables rewritten by ``vacuum_full`` (PostgreSQL's ``VACUUM FULL``)."""

@@ -70,9 +70,9 @@ def fixtures() -> Path:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
-    """A fresh database path (created by `init`)."""
-    path = str(tmp_path / "x.db")
+def db(db_path: Path | str) -> str:
+    """A fresh database (created by `init`): a SQLite path or a PostgreSQL URL."""
+    path = str(db_path)
     assert invoke("--db", path, "init").code == 0
     return path
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from backends import DbLocation
 from recallbox.cli.shared import EXIT_INTERRUPTED
 
 
@@ -23,8 +24,10 @@ def test_version_is_fast_and_light() -> None:
     assert "HEAVY []" in out.stdout
 
 
-def test_the_installed_script_end_to_end(tmp_path: Path, run_script) -> None:
-    db = str(tmp_path / "x.db")
+def test_the_installed_script_end_to_end(
+    db_location: DbLocation, tmp_path: Path, run_script
+) -> None:
+    db = str(db_location("x"))
     assert run_script("--version").out == "recallbox, version 0.1.0\n"
     r = run_script("append", "ops", "user", "deploy pg-primary-9 to staging", "--db", db)
     assert r.code == 0 and r.out.startswith("m_")
@@ -32,28 +35,29 @@ def test_the_installed_script_end_to_end(tmp_path: Path, run_script) -> None:
     assert r.code == 0 and "deploy pg-primary-9 to staging" in r.out
 
 
-def test_the_installed_script_errors(tmp_path: Path, run_script) -> None:
+def test_the_installed_script_errors(
+    bad_db: tuple[str, str], tmp_path: Path, run_script
+) -> None:
     r = run_script("--db", str(tmp_path / "typo" / "x.db"), "search", "foo", "--json")
     assert (r.code, r.err) == (1, "")
     assert r.json() == {
         "error": f"no database at {tmp_path / 'typo' / 'x.db'} (run `recallbox init`)",
         "code": 1,
     }
-    bad = tmp_path / "bad.db"
-    bad.write_text("not a database", encoding="utf-8")
-    r = run_script("--db", str(bad), "search", "foo")
-    assert r.code == 1 and r.out == "" and len(r.err.splitlines()) == 1
+    bad, says = bad_db
+    r = run_script("--db", bad, "search", "foo")
+    assert r.code == 1 and r.out == "" and len(r.err.splitlines()) == 1 and says in r.err
     r = run_script("--db", "", "search", "foo")
     assert r.code == 2 and "is empty" in r.err
-    r = run_script("--db", str(bad), "read", "x" * 100_000, "--json")
+    r = run_script("--db", bad, "read", "x" * 100_000, "--json")
     assert r.code == 1 and len(r.out) < 1_000 and r.json()["code"] == 1
 
 
-def test_ctrl_c_exits_130(tmp_path: Path, fixtures: Path) -> None:
+def test_ctrl_c_exits_130(db_location: DbLocation, tmp_path: Path, fixtures: Path) -> None:
     """A real SIGINT during `import --watch`: exit 130, "interrupted", no traceback."""
     script = Path(sys.executable).parent / "recallbox"
     chat = fixtures / "openai" / "chat.json"
-    args = ["--db", str(tmp_path / "x.db"), "import", "openai", str(chat), "--watch"]
+    args = ["--db", str(db_location("x")), "import", "openai", str(chat), "--watch"]
     proc = subprocess.Popen(
         [str(script), *args, "--interval", "0.1", "--json"],
         stdout=subprocess.PIPE,

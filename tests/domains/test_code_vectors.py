@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import recallbox
+from backends import DbLocation
 from recallbox.samples.demo import CODE_DEMO_FOLDER
 
 SAMPLE = Path(recallbox.__file__).parent / "samples" / CODE_DEMO_FOLDER
@@ -31,11 +32,12 @@ class SpyEmbedder:
 
 
 def test_symbols_are_embedded_and_a_vector_carries_a_keyword_miss(
+    db_location: DbLocation,
     tmp_path: Path,
 ) -> None:
     spy = SpyEmbedder()
     repo = shutil.copytree(SAMPLE, tmp_path / "billing")
-    with recallbox.open(tmp_path / "v.db", embedder=spy) as box:
+    with recallbox.open(db_location("v"), embedder=spy) as box:
         report = box.index_code(repo)
         assert spy.calls == []  # indexing never embeds
         assert box.embed_all() == report.total_symbols == 9

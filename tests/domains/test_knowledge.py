@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import recallbox
+from backends import changes
 from recallbox.domains.base import SearchContext
 from recallbox.domains.knowledge import KNOWLEDGE
 from recallbox.storage.base import CORPUS_SECTION
@@ -46,10 +47,6 @@ def library(tmp_path: Path) -> Path:
     root = tmp_path / "notes"
     write(root, {"deploy.md": DEPLOY, "db/databases.md": DATABASES, "notes.txt": NOTES})
     return root
-
-
-def changes(box: recallbox.Box) -> int:
-    return int(box.store.pool.connection().total_changes())  # type: ignore[attr-defined]
 
 
 def headings(box: recallbox.Box, source: str, scope: str | None = None) -> list[str | None]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import recallbox
+from backends import DbLocation
 from recallbox.domains.memory_ops import memory_write, remember
 from recallbox.types import DecayTransition
 
@@ -130,12 +131,14 @@ def seed(box: recallbox.Box) -> None:
     remember(box.store, "召回 entries keep CJK", memory_type="model", title="Title with * and \\")
 
 
-def test_export_import_into_a_fresh_database_export_is_identical(tmp_path: Path) -> None:
-    with recallbox.open(tmp_path / "a.db") as box:
+def test_export_import_into_a_fresh_database_export_is_identical(
+    db_location: DbLocation, tmp_path: Path
+) -> None:
+    with recallbox.open(db_location("a")) as box:
         seed(box)
         exported = box.export_memory()
         entries = box.memories()
-    with recallbox.open(tmp_path / "fresh.db") as fresh:
+    with recallbox.open(db_location("fresh")) as fresh:
         report = fresh.import_memory(exported)
         assert report.created == tuple(e.key for e in entries) and report.updated == ()
         assert fresh.export_memory() == exported

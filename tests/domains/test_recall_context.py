@@ -17,6 +17,7 @@ from recallbox.domains.memory_ops import memory_write
 from recallbox.text.normalize import normalize_text
 from recallbox.text.tokens import estimate_tokens
 from recallbox.types import RecallResult
+from table_dump import hit_log_rows
 
 RUNBOOK = """# Runbook
 
@@ -34,9 +35,7 @@ Services read DATABASE_URL from the env file.
 
 
 def hit_log(box: recallbox.Box) -> list[tuple[str, str | None, str, int]]:
-    conn = box.store.pool.connection()  # type: ignore[attr-defined]
-    rows = conn.execute("SELECT domain, layer, target_id, drilled FROM hit_log ORDER BY id")
-    return [tuple(r) for r in rows]
+    return [(d, layer, t, drilled) for d, layer, t, drilled, _, _ in hit_log_rows(box.location)]
 
 
 def test_a_memory_slice_holds_only_the_matching_entries(box: recallbox.Box) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import recallbox
+from backends import DbLocation
 from recallbox.domains.base import Domain, SearchContext
 from recallbox.domains.registry import (
     AVAILABLE_DOMAINS,
@@ -101,8 +102,8 @@ def test_the_transcripts_bucket_names_chunk_source_lines_and_best_message() -> N
     assert render_transcripts_bucket([], 1_000) == ""
 
 
-def test_hits_explain_their_score(tmp_path: Path) -> None:
-    with recallbox.open(tmp_path / "e.db", embedder="hash") as box:
+def test_hits_explain_their_score(db_location: DbLocation, tmp_path: Path) -> None:
+    with recallbox.open(db_location("e"), embedder="hash") as box:
         box.append_many(
             "ops",
             [{"role": "user", "content": t} for t in ("deploy billing now", "billing", "other")],

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import recallbox
+from backends import is_postgres, settle
 from recallbox.domains.threads import (
     FOOTER,
     HEADER,
@@ -202,10 +203,13 @@ def test_no_syntax_is_interpreted(box: recallbox.Box, query: str) -> None:
 def test_every_candidate_is_checked_with_no_cap_note(
     box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", 1)
-    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.PHRASE_SORT_MAX", 2)
+    if is_postgres(box.location):  # past 2 candidates, the order is walked
+        monkeypatch.setattr("recallbox.storage.postgres.literal.SORT_CANDIDATES_MAX", 2)
+    else:
+        monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", 1)
+        monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.PHRASE_SORT_MAX", 2)
     ids = [box.append("t", "user", f"Zeta {i} 9Zeb").id for i in range(5)]
-    box.store.indexer.drain()
+    settle(box)
     result = box.search_memory("zeta")
     assert ids_in(result) == ids and "checked" not in result and "more hits" not in result
     nothing = box.search_memory("9Zeta")  # every trigram is in every message, the term in none

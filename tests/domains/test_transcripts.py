@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.domains.transcripts import (
     TRANSCRIPT_CHUNK_TOKENS,
     chunk_id,
@@ -119,7 +120,9 @@ def rollout(turns: range) -> str:
     return "".join(lines)
 
 
-def test_appending_lines_replaces_only_the_last_chunk(box: recallbox.Box, tmp_path: Path):
+def test_appending_lines_replaces_only_the_last_chunk(
+    db_location: DbLocation, box: recallbox.Box, tmp_path: Path
+):
     path = tmp_path / f"rollout-2025-10-29T01-00-00-{SESSION}.jsonl"
     channel = f"codex:{SESSION}"
     path.write_text(rollout(range(10)), encoding="utf-8")
@@ -132,7 +135,7 @@ def test_appending_lines_replaces_only_the_last_chunk(box: recallbox.Box, tmp_pa
     after = box.store.transcript_chunks(channel)
     kept = {(rowid, digest) for rowid, digest, _ in before[:-1]}
     assert kept <= {(rowid, digest) for rowid, digest, _ in after}  # untouched rows
-    with recallbox.open(tmp_path / "fresh.db") as fresh:
+    with recallbox.open(db_location("fresh")) as fresh:
         fresh.import_transcripts("codex", path)
         expected = [
             replace(c, message_ids=()) for _, _, c in fresh.store.transcript_chunks(channel)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from snapshots import Snapshot, snapshot  # tests/importers/snapshots.py
 
 import recallbox
+from backends import DbLocation
 from recallbox.importers import sync as sync_module
 
 SESSION = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
@@ -33,7 +34,7 @@ def chunk_ids(box: recallbox.Box) -> list[str]:
     )
 
 
-def import_all(db: Path, paths: list[Path], format: str = "claude-code") -> Snapshot:
+def import_all(db: Path | str, paths: list[Path], format: str = "claude-code") -> Snapshot:
     with recallbox.open(db) as box:
         report = box.import_transcripts(format, paths)
         assert report.errors == ()
@@ -52,33 +53,37 @@ def session_files(fixtures: Path, tmp_path: Path) -> list[Path]:
 )
 @given(batch=st.integers(1, 12))
 def test_any_batch_size_gives_what_one_import_gives(
-    tmp_path_factory: pytest.TempPathFactory,
+    db_location: DbLocation,
     session_files: list[Path],
     fixtures: Path,
     batch: int,
 ) -> None:
-    work = tmp_path_factory.mktemp("batches")
-    reference = import_all(work / "one.db", session_files)
-    codex_reference = import_all(work / "one-codex.db", [fixtures / WRAPPED_FILE], "codex")
+    one, batched = db_location("one", fresh=True), db_location("batched", fresh=True)
+    reference = import_all(one, session_files)
+    codex_reference = import_all(
+        db_location("one-codex", fresh=True), [fixtures / WRAPPED_FILE], "codex"
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sync_module, "COMMIT_EVERY_RECORDS", batch)
-        assert import_all(work / "batched.db", session_files) == reference
-        assert import_all(work / "batched-codex.db", [fixtures / WRAPPED_FILE], "codex") == (
-            codex_reference
-        )
-    with recallbox.open(work / "one.db") as one, recallbox.open(work / "batched.db") as many:
-        assert chunk_ids(one) == chunk_ids(many)
+        assert import_all(batched, session_files) == reference
+        codex = db_location("batched-codex", fresh=True)
+        assert import_all(codex, [fixtures / WRAPPED_FILE], "codex") == codex_reference
+    with recallbox.open(one) as one_box, recallbox.open(batched) as many:
+        assert chunk_ids(one_box) == chunk_ids(many)
 
 
 def test_an_import_stopped_mid_file_keeps_its_batches_and_the_next_sync_finishes_it(
-    tmp_path: Path, session_files: list[Path], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    db_location: DbLocation,
+    session_files: list[Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Fix (#14 item 2): an error after some batches leaves those batches (a consistent
     database: what a sync of the file's first part gives) and the next sync resumes."""
-    reference = import_all(tmp_path / "one.db", session_files)
+    reference = import_all(db_location("one"), session_files)
     session = session_files[0] / "-home-dev-app" / f"{SESSION}.jsonl"
     monkeypatch.setattr(sync_module, "COMMIT_EVERY_RECORDS", 4)
-    with recallbox.open(tmp_path / "x.db") as box:
+    with recallbox.open(db_location("x")) as box:
         real_append = box.store.append
         calls = {"n": 0}
 
@@ -100,7 +105,7 @@ def test_an_import_stopped_mid_file_keeps_its_batches_and_the_next_sync_finishes
         prefix = tmp_path / "prefix" / session.name
         prefix.parent.mkdir()
         prefix.write_bytes(session.read_bytes()[: ledger.cursor_bytes])
-        partial_view = import_all(tmp_path / "prefix.db", [prefix])
+        partial_view = import_all(db_location("prefix"), [prefix])
         assert snapshot(box)[CHANNEL] == partial_view[CHANNEL]
         monkeypatch.setattr(box.store, "append", real_append)
         again = box.import_transcripts("claude-code", session_files)
@@ -110,7 +115,7 @@ def test_an_import_stopped_mid_file_keeps_its_batches_and_the_next_sync_finishes
 
 
 def test_a_rewrite_stopped_mid_file_resumes_as_the_same_pass(
-    tmp_path: Path, fixtures: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, db_location: DbLocation, fixtures: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A rewritten file is read again in batches too; stopped in the middle, the next sync
     goes on with that pass, so the records the rewrite dropped are still superseded."""
@@ -120,7 +125,7 @@ def test_a_rewrite_stopped_mid_file_resumes_as_the_same_pass(
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     rewritten = lines[:4] + lines[6:]  # two records dropped from the middle
 
-    def run(db: Path, *, fail_at: int | None) -> Snapshot:
+    def run(db: Path | str, *, fail_at: int | None) -> Snapshot:
         shutil.copy(fixtures / PROJECT / f"{SESSION}.jsonl", path)
         with recallbox.open(db) as box:
             assert box.import_transcripts("claude-code", path).errors == ()
@@ -148,11 +153,12 @@ def test_a_rewrite_stopped_mid_file_resumes_as_the_same_pass(
             assert box.doctor().healthy
             return snapshot(box)
 
-    reference = run(tmp_path / "one.db", fail_at=None)
+    reference = run(db_location("one"), fail_at=None)
     for fail_at in (3, 5):  # after one batch, after two
-        assert run(tmp_path / f"stopped-{fail_at}.db", fail_at=fail_at) == reference
+        assert run(db_location(f"stopped-{fail_at}"), fail_at=fail_at) == reference
 
 
+@pytest.mark.sqlite_only  # the database file's pages
 def test_reimporting_the_same_data_never_grows_the_file(tmp_path: Path, fixtures: Path) -> None:
     """#14 item 3: syncing the same records again (a rewrite that changed nothing a message
     holds) leaves the database file within a couple of pages of its size."""

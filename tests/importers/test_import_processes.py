@@ -18,6 +18,7 @@ import pytest
 from snapshots import snapshot  # tests/importers/snapshots.py
 
 import recallbox
+from backends import DbLocation
 from recallbox.storage.sqlite import connection
 
 SESSION = "0b5e55ed-0000-4000-8000-0000000c0ffe"
@@ -82,9 +83,9 @@ def write_session(path: Path, turns: int) -> int:
     return len(lines)
 
 
-def start_import(db: Path, session: Path) -> subprocess.Popen[bytes]:
-    """The import in another process (its stderr in ``<db>.log``)."""
-    with db.with_suffix(".log").open("wb") as log:
+def start_import(db: Path | str, session: Path) -> subprocess.Popen[bytes]:
+    """The import in another process (its stderr in ``import.log`` next to the session)."""
+    with (session.parent / "import.log").open("wb") as log:
         return subprocess.Popen(
             [sys.executable, "-c", IMPORTER, str(db), str(session)],
             stdout=subprocess.DEVNULL,
@@ -103,12 +104,12 @@ def wait_for_messages(box: recallbox.Box, process: subprocess.Popen[bytes]) -> i
 
 
 def test_appends_and_reads_go_on_during_a_long_import(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db_location: DbLocation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = tmp_path / "projects" / f"{SESSION}.jsonl"
     session.parent.mkdir()
     records = write_session(session, turns=2_000)
-    db = tmp_path / "x.db"
+    db = db_location("x")
     with recallbox.open(db) as box:
         live = box.append("live", "user", "before the import")
     monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", APPENDER_BUSY_TIMEOUT_MS)
@@ -124,7 +125,7 @@ def test_appends_and_reads_go_on_during_a_long_import(
                 time.sleep(POLL_S)
     finally:
         process.wait(IMPORT_TIMEOUT_S)
-    assert process.returncode == 0, db.with_suffix(".log").read_text()
+    assert process.returncode == 0, (session.parent / "import.log").read_text()
     with recallbox.open(db) as box:
         final = box.thread(CHANNEL).message_count
         assert box.thread("live").message_count == 1 + len(during)
@@ -134,15 +135,16 @@ def test_appends_and_reads_go_on_during_a_long_import(
 
 
 def test_a_killed_import_leaves_a_consistent_database_and_the_next_one_finishes(
+    db_location: DbLocation,
     tmp_path: Path,
 ) -> None:
     session = tmp_path / "projects" / f"{SESSION}.jsonl"
     session.parent.mkdir()
     write_session(session, turns=600)
-    with recallbox.open(tmp_path / "reference.db") as box:
+    with recallbox.open(db_location("reference")) as box:
         assert box.import_transcripts("claude-code", session).errors == ()
         reference = snapshot(box)
-    db = tmp_path / "x.db"
+    db = db_location("x")
     with recallbox.open(db):
         pass
     process = start_import(db, session)

@@ -13,6 +13,7 @@ import pytest
 from snapshots import stored_rows  # tests/importers/snapshots.py
 
 import recallbox
+from backends import DbLocation
 from recallbox.importers import PARSERS, Compaction, claude_stream
 from recallbox.importers import sync as sync_module
 from recallbox.importers.paths import files_to_import
@@ -354,8 +355,10 @@ TOP_LEVEL = [
     TOP_LEVEL,
     ids=lambda value: value if isinstance(value, str) else value.name,
 )
-def test_the_store_holds_what_the_parser_reads(format: str, path: Path, tmp_path: Path):
-    with recallbox.open(tmp_path / "x.db") as box:
+def test_the_store_holds_what_the_parser_reads(
+    db_location: DbLocation, format: str, path: Path, tmp_path: Path
+):
+    with recallbox.open(db_location("x")) as box:
         report = box.import_transcripts(format, path)
         assert report.errors == ()
         for transcript in PARSERS[format](path):
@@ -464,13 +467,15 @@ def test_a_boundary_waiting_for_its_summary_is_read_again(box: recallbox.Box, pr
 
 
 @pytest.mark.parametrize("format", ["claude-code", "codex"])
-def test_syncing_after_every_line_equals_one_import(format: str, fixtures: Path, tmp_path: Path):
+def test_syncing_after_every_line_equals_one_import(
+    db_location: DbLocation, format: str, fixtures: Path, tmp_path: Path
+):
     source = fixtures / (PROJECT / f"{SESSION}.jsonl" if format == "claude-code" else WRAPPED_FILE)
     data = source.read_bytes()
     target = tmp_path / "grow" / source.name
     target.parent.mkdir()
     cuts = sorted({*range(0, len(data), 97), *(i + 1 for i, b in enumerate(data) if b == 10)})
-    with recallbox.open(tmp_path / "grow.db") as box:
+    with recallbox.open(db_location("grow")) as box:
         for cut in [*cuts, len(data)]:
             target.write_bytes(data[:cut])
             assert box.import_transcripts(format, target).errors == ()

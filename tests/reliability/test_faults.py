@@ -25,6 +25,8 @@ from reliability.harness.invariants import check_store, structure_problems
 
 TRACEBACK = "Traceback (most recent call last)"
 SEED_MESSAGES = 60
+# SQLite's own faults (its files, WAL, VFS); PostgreSQL's: tests/storage/postgres/test_faults.py.
+pytestmark = pytest.mark.sqlite_only
 
 
 def seed(db: Path, n: int = SEED_MESSAGES, *, embed: bool = False) -> list[str]:

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.cli import cli
 from recallbox.limits import DEPTH_REASON, MAX_JSON_DEPTH, MAX_RECORD_BYTES, SIZE_REASON
 from reliability.harness import corpus
@@ -360,7 +361,7 @@ def _oversized_file(path: Path, fmt: str, middle: list[bytes]) -> None:
 
 @pytest.mark.parametrize("fmt", sorted(FORMAT_FILES))
 def test_a_100_mb_line_and_a_10_000_deep_line_are_counted_and_skipped(
-    tmp_path: Path, fmt: str
+    db_location: DbLocation, tmp_path: Path, fmt: str
 ) -> None:
     head = b'{"type":"user","message":{"role":"user","content":"'
     huge = head + b"A" * (MAX_RECORD_BYTES + 40 * 1024 * 1024) + b'"}}'
@@ -368,22 +369,22 @@ def test_a_100_mb_line_and_a_10_000_deep_line_are_counted_and_skipped(
     path = tmp_path / FORMAT_FILES[fmt]
     _oversized_file(path, fmt, [huge, deep])
     del huge
-    with recallbox.open(tmp_path / "i.db") as box, watchdog():
+    with recallbox.open(db_location("i")) as box, watchdog():
         report = box.import_transcripts(fmt, [path])
     [file] = report.files
     assert file.error is None
     reasons = {s.reason for s in file.skipped}
     assert {SIZE_REASON, DEPTH_REASON} <= reasons, file.skipped
-    with recallbox.open(tmp_path / "i.db") as box:
+    with recallbox.open(db_location("i")) as box:
         found = box.search_memory("good record")
         assert all(f"good record {i}" in found for i in range(3))
 
 
-def test_a_10_mb_message_is_imported_and_found(tmp_path: Path) -> None:
+def test_a_10_mb_message_is_imported_and_found(db_location: DbLocation, tmp_path: Path) -> None:
     path = tmp_path / "ten.jsonl"
     text = "word " * (2 * 1024 * 1024) + "needle42"
     path.write_text(_claude_line(text, "big") + "\n", encoding="utf-8")
-    with recallbox.open(tmp_path / "i.db") as box:
+    with recallbox.open(db_location("i")) as box:
         report = box.import_transcripts("claude-code", [path])
         assert report.added == 1 and report.skipped == 0
         assert "needle42" in box.search_memory("needle42")

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.cli import cli
 from recallbox.code.types import CodeIndexReport
 from reliability.harness import corpus
@@ -302,10 +303,12 @@ def test_any_code_file_is_indexed_or_skipped_with_a_reason(files: list[tuple[str
             healthy(box)
 
 
-def test_an_edited_body_with_a_lone_surrogate_is_normalised_like_remember(tmp_path: Path) -> None:
+def test_an_edited_body_with_a_lone_surrogate_is_normalised_like_remember(
+    db_location: DbLocation, tmp_path: Path
+) -> None:
     """Found by the property at 600 examples: the edit reached SQLite as an unencodable
     string (``UnicodeEncodeError``); it is now normalised as ``remember`` normalises."""
-    with recallbox.open(tmp_path / "m.db") as box:
+    with recallbox.open(db_location("m")) as box:
         exported = _seeded_memory(box)
         edited = exported.replace("deploy staging only after the smoke test", "smoke \ud800 test")
         report = box.import_memory(edited)

@@ -9,12 +9,13 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import recallbox
+from backends import DbLocation
 
 LATER = date.today() + timedelta(days=200)
 
 
-def test_a_stale_export_does_not_undo_a_decay(tmp_path: Path) -> None:
-    with recallbox.open(tmp_path / "m.db") as box:
+def test_a_stale_export_does_not_undo_a_decay(db_location: DbLocation, tmp_path: Path) -> None:
+    with recallbox.open(db_location("m")) as box:
         entry = box.remember("deploy staging only after the smoke test", "guideline")
         exported = box.export_memory()
         moved = box.decay(today=LATER)
@@ -26,8 +27,8 @@ def test_a_stale_export_does_not_undo_a_decay(tmp_path: Path) -> None:
         assert (now.state, now.state_since) == ("dormant", LATER)
 
 
-def test_a_state_edited_after_the_decay_is_applied(tmp_path: Path) -> None:
-    with recallbox.open(tmp_path / "m.db") as box:
+def test_a_state_edited_after_the_decay_is_applied(db_location: DbLocation, tmp_path: Path) -> None:
+    with recallbox.open(db_location("m")) as box:
         entry = box.remember("deploy staging only after the smoke test", "guideline")
         box.decay(today=LATER)
         edited = box.export_memory().replace("state=dormant", "state=active")

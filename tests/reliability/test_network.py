@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from backends import DbLocation
 from reliability.harness.jobs import env_for_children
 from reliability.harness.netpaths import SELF_CHECK
 
@@ -16,7 +17,7 @@ NETGUARD = Path(__file__).parent / "harness" / "netguard"
 RUN_TIMEOUT_S = 600
 
 
-def test_the_main_paths_attempt_no_connection(tmp_path: Path) -> None:
+def test_the_main_paths_attempt_no_connection(db_location: DbLocation, tmp_path: Path) -> None:
     log = tmp_path / "attempts.log"
     env = {
         **env_for_children((NETGUARD,)),
@@ -25,7 +26,7 @@ def test_the_main_paths_attempt_no_connection(tmp_path: Path) -> None:
         "HF_HUB_OFFLINE": "0",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "reliability.harness.netpaths", str(tmp_path / "net.db")],
+        [sys.executable, "-m", "reliability.harness.netpaths", str(db_location("net"))],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import recallbox
+from backends import DbLocation
 from reliability.harness import corpus
 
 EMBEDDER = "hash"
@@ -17,10 +18,10 @@ def _unhealthy(box: recallbox.Box) -> list[str]:
     return [i.detail for i in box.doctor().indexes if not i.healthy]
 
 
-def test_a_rewritten_chunk_leaves_no_vector_behind(tmp_path: Path) -> None:
+def test_a_rewritten_chunk_leaves_no_vector_behind(db_location: DbLocation, tmp_path: Path) -> None:
     path = tmp_path / "claude" / "s.jsonl"
     corpus.write_lines(path, corpus.claude_records("s", 6))
-    with recallbox.open(tmp_path / "v.db", embedder=EMBEDDER) as box:
+    with recallbox.open(db_location("v"), embedder=EMBEDDER) as box:
         box.import_transcripts("claude-code", [path])
         assert box.embed_all() > 0
         corpus.write_lines(path, corpus.claude_records("s", 6, start=6), mode="a")
@@ -30,12 +31,14 @@ def test_a_rewritten_chunk_leaves_no_vector_behind(tmp_path: Path) -> None:
         assert _unhealthy(box) == []
 
 
-def test_a_changed_code_file_leaves_no_vector_behind(tmp_path: Path) -> None:
+def test_a_changed_code_file_leaves_no_vector_behind(
+    db_location: DbLocation, tmp_path: Path
+) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     source = repo / "m.py"
     source.write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
-    with recallbox.open(tmp_path / "v.db", embedder=EMBEDDER) as box:
+    with recallbox.open(db_location("v"), embedder=EMBEDDER) as box:
         box.index_code(repo, "app")
         assert box.embed_all() > 0
         source.write_text("def gamma():\n    return 3\n")

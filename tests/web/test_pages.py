@@ -22,6 +22,7 @@ from tests.web.fixture_store import (
 )
 
 import recallbox
+from backends import settle
 from recallbox.domains.message_view import MESSAGE_HEADER
 from recallbox.domains.timeline import TIMELINE_WINDOW
 from recallbox.web.adapters import threads_by_activity
@@ -237,8 +238,7 @@ def test_no_get_of_any_page_changes_anything_but_the_hit_log(
 ) -> None:
     """Every page reachable from the index (confirmation pages, searches and the inventories
     among them), fetched: every table but the hit-log's is exactly as it was."""
-    box.store.indexer.drain()  # type: ignore[attr-defined]  # the literal index's own catch-up
-    box.hits.flush()
+    settle(box)  # the literal index's own catch-up
     before = dump_tables(db_path)
     pages = crawl(lambda url: client.get(url).text, BASE + "/", 3)
     extra = ["/search?q=rollout", "/search?q=billing&channel=" + quote(DEPLOY, safe=""),
@@ -246,8 +246,7 @@ def test_no_get_of_any_page_changes_anything_but_the_hit_log(
     for path in extra:
         assert client.get(path).status_code == 200, path
     assert len(pages) > 30 and any("/policy/confirm" in url for url in pages)
-    box.store.indexer.drain()  # type: ignore[attr-defined]
-    box.hits.flush()
+    settle(box)
     assert dump_tables(db_path) == before
 
 

@@ -26,6 +26,7 @@ from recallbox.cli.commands import (
     search,
     secrets,
     threads,
+    transfer,
     ui,
 )
 from recallbox.cli.shared import (
@@ -111,7 +112,7 @@ for _module in (
     ui,
 ):
     _module.register(cli)
-for _module in (secrets,):
+for _module in (secrets, transfer):
     _module.register(cli)
 
 

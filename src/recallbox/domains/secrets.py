@@ -18,7 +18,7 @@ from recallbox.domains.memory_ops import memory_write
 from recallbox.domains.privacy import normalize_source_path
 from recallbox.errors import InvalidArgument, NotFound
 from recallbox.storage.base import Store
-from recallbox.storage.secrets import SecretTarget, TextRewrite
+from recallbox.storage.secrets import SecretTarget, TextRewrite, VacuumFull
 from recallbox.types import PurgeReport
 
 REDACTED = "[REDACTED]"
@@ -101,8 +101,15 @@ def _rechunk(store: Store, changed: tuple[tuple[str, int], ...]) -> None:
             rechunk(store, channel, seq)
 
 
-def purge(store: Store, target: SecretTarget) -> PurgeReport:
-    """Delete the target's rows from every table and index, then erase them physically."""
+def purge(store: Store, target: SecretTarget, *, vacuum_full: bool = False) -> PurgeReport:
+    """Delete the target's rows from every table and index, then erase them physically.
+
+    ``vacuum_full``: on a store whose freed bytes stay in its files until they are rewritten
+    (:class:`~recallbox.storage.secrets.VacuumFull`: PostgreSQL), rewrite every table too; a
+    store whose purge already rewrites its file (SQLite) has nothing more to do.
+    """
+    if not isinstance(vacuum_full, bool):
+        raise InvalidArgument(f"vacuum_full must be True or False, got {vacuum_full!r}")
     _check_exists(store, target)
     store.secure_delete()
     with store.transaction():
@@ -111,6 +118,9 @@ def purge(store: Store, target: SecretTarget) -> PurgeReport:
     erasure = store.finish_erasure()
     if not erasure.wal_truncated:
         logger.warning("the -wal file still holds old frames: another connection kept reading")
+    rewritten = 0
+    if vacuum_full and isinstance(store, VacuumFull):
+        rewritten = store.vacuum_full()
     return PurgeReport(
         messages=erased.messages,
         threads=erased.threads,
@@ -122,6 +132,8 @@ def purge(store: Store, target: SecretTarget) -> PurgeReport:
         hits=erased.hits,
         wal_truncated=erasure.wal_truncated,
         files=erased.files,
+        physical=erasure.physical or rewritten > 0,
+        tables_rewritten=rewritten,
     )
 
 

@@ -1,7 +1,8 @@
 """The storage protocols of the secrets verbs (DESIGN §7a): purge, redact, and the online
 backup. Part of the contract of ``recallbox.storage.base`` (``SecretStore`` is re-exported
-there and composed into its ``Store``; ``Backup`` is a capability of file backends, checked
-with ``require``); kept apart only to keep each module short.
+there and composed into its ``Store``; ``Backup`` is a capability of file backends and
+``VacuumFull`` one of server backends, checked with ``require``/``isinstance``); kept apart
+only to keep each module short.
 
 These are the only deletes in recallbox, and only person-facing verbs call them (an
 architecture test keeps them off every agent path).
@@ -63,12 +64,15 @@ class RedactedRows:
 class Erasure:
     """The end of a purge or a redaction: the vectors dropped (of rows gone or rewritten),
     the full-text indexes merged, and whether the write-ahead log was emptied (``False``:
-    another connection kept reading through every attempt; old frames may remain)."""
+    another connection kept reading through every attempt; old frames may remain).
+    ``physical`` is ``False`` when the old bytes stay in the store's files until they are
+    rewritten (PostgreSQL: :class:`VacuumFull`)."""
 
     vectors: int
     indexes_optimized: int
     wal_truncated: bool
     checkpoint_attempts: int
+    physical: bool = True
 
 
 @runtime_checkable
@@ -107,6 +111,16 @@ class SecretStore(Protocol):
 
 
 @runtime_checkable
+class VacuumFull(Protocol):
+    """Rewriting a server store's tables so no deleted row's bytes stay on disk (PostgreSQL:
+    ``VACUUM FULL``, an exclusive lock per table while it runs)."""
+
+    def vacuum_full(self) -> int:
+        """Rewrite every table of the store; returns how many were rewritten."""
+        ...
+
+
+@runtime_checkable
 class Backup(Protocol):
     """An online, consistent copy of a live store (SQLite: the backup API)."""
 
@@ -124,4 +138,5 @@ __all__ = [
     "SecretStore",
     "SecretTarget",
     "TextRewrite",
+    "VacuumFull",
 ]

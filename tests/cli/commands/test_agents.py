@@ -9,6 +9,7 @@ import click
 import pytest
 
 import recallbox
+from backends import DbLocation
 from recallbox.cli import cli
 from recallbox.cli.commands.agents import http_options
 from recallbox.hooks import HOOK_OUTPUT_MAX_CHARS, claude_code_channel
@@ -27,8 +28,10 @@ def hook(run, db: Path, payload: object):
     return run("--db", str(db), "hook", "claude-code", input=json.dumps(payload))
 
 
-def test_precompact_imports_and_prints_nothing(tmp_path: Path, run, transcript: Path) -> None:
-    db = tmp_path / "h.db"
+def test_precompact_imports_and_prints_nothing(
+    db_location: DbLocation, tmp_path: Path, run, transcript: Path
+) -> None:
+    db = db_location("h")
     payload = {
         "hook_event_name": "PreCompact",
         "session_id": SESSION,
@@ -42,9 +45,9 @@ def test_precompact_imports_and_prints_nothing(tmp_path: Path, run, transcript: 
 
 
 def test_session_start_after_compact_tells_the_model_where_to_search(
-    tmp_path: Path, run, transcript: Path
+    db_location: DbLocation, tmp_path: Path, run, transcript: Path
 ) -> None:
-    db = tmp_path / "h.db"
+    db = db_location("h")
     payload = {
         "hook_event_name": "SessionStart",
         "source": "compact",
@@ -67,8 +70,8 @@ def test_session_start_after_compact_tells_the_model_where_to_search(
     assert (fresh.code, fresh.out) == (0, "")
 
 
-def test_hook_never_blocks_on_bad_input(tmp_path: Path, run) -> None:
-    db = tmp_path / "h.db"
+def test_hook_never_blocks_on_bad_input(db_location: DbLocation, tmp_path: Path, run) -> None:
+    db = db_location("h")
     r = hook(run, db, ["not", "an", "object"])
     assert (r.code, r.out) == (0, "") and r.err.endswith("not a JSON object\n")
     r = run("--db", str(db), "hook", "claude-code", input="{broken")
@@ -77,9 +80,9 @@ def test_hook_never_blocks_on_bad_input(tmp_path: Path, run) -> None:
     assert r.code == 0 and "No such option" in r.err
 
 
-def test_hook_says_why_nothing_was_imported(tmp_path: Path, run) -> None:
+def test_hook_says_why_nothing_was_imported(db_location: DbLocation, tmp_path: Path, run) -> None:
     """Fix: a payload without transcript_path (or with a missing file) is no longer silent."""
-    db = tmp_path / "h.db"
+    db = db_location("h")
     r = hook(run, db, {"hook_event_name": "SessionEnd", "session_id": "x"})
     assert (r.code, r.out) == (0, "")
     assert "recallbox hook: the payload has no transcript_path; nothing was imported" in r.err
@@ -89,19 +92,20 @@ def test_hook_says_why_nothing_was_imported(tmp_path: Path, run) -> None:
 
 
 def test_hook_on_a_bad_database_reports_on_stderr_and_exits_0(
-    tmp_path: Path, run, transcript: Path
+    bad_db: tuple[str, str], run, transcript: Path
 ) -> None:
     """Fix: a bad database makes the hook print one line on stderr and exit 0."""
-    bad = tmp_path / "x.db"
-    bad.write_text("this is not a database\n", encoding="utf-8")
+    bad, says = bad_db
     r = hook(run, bad, {"hook_event_name": "PreCompact", "transcript_path": str(transcript)})
     assert (r.code, r.out) == (0, "")
-    assert r.err.startswith("recallbox hook: the database file is not a recallbox database")
+    assert r.err.startswith("recallbox hook: ") and says in r.err
     assert len(r.err.splitlines()) == 1
 
 
-def test_quarantined_session_prints_nothing(tmp_path: Path, run, transcript: Path) -> None:
-    db = tmp_path / "h.db"
+def test_quarantined_session_prints_nothing(
+    db_location: DbLocation, tmp_path: Path, run, transcript: Path
+) -> None:
+    db = db_location("h")
     with recallbox.open(db) as box:
         box.quarantine(f"claude-code:{SESSION}")
     payload = {
@@ -132,14 +136,13 @@ def test_mcp_option_errors_are_usage_errors(db: str, run, args: tuple[str, ...],
     assert (r.code, r.out) == (2, "") and says in r.error_line
 
 
-def test_mcp_on_a_bad_database_fails_before_serving(tmp_path: Path, run_script) -> None:
+def test_mcp_on_a_bad_database_fails_before_serving(bad_db: tuple[str, str], run_script) -> None:
     """Fix: `recallbox --db x.db mcp` on a bad file is one line and exit 1, not a dropped
     connection and a 106-line ExceptionGroup."""
-    bad = tmp_path / "x.db"
-    bad.write_text("this is not a database\n", encoding="utf-8")
-    r = run_script("--db", str(bad), "mcp", input="")
+    bad, says = bad_db
+    r = run_script("--db", bad, "mcp", input="")
     assert (r.code, r.out) == (1, "")
-    assert r.error_line.startswith("the database file is not a recallbox database")
+    assert says in r.error_line
     assert len(r.err.splitlines()) == 1
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from backends import DbLocation
+
 FIXTURES = Path(__file__).resolve().parents[2] / "code" / "fixtures"
 
 
@@ -39,8 +41,8 @@ def test_index_search_and_callers(tmp_path: Path, shop: Path, run) -> None:
     assert run("--db", db, "code", "search", "nothing-like-this").out.strip() == "no hits"
 
 
-def test_callees(tmp_path: Path, shop: Path, run) -> None:
-    db = str(tmp_path / "callees.db")
+def test_callees(db_location: DbLocation, tmp_path: Path, shop: Path, run) -> None:
+    db = str(db_location("callees"))
     run("--db", db, "code", "index", str(shop))
     r = run("--db", db, "code", "callees", "main.py::checkout")
     assert r.code == 0 and r.out.splitlines()[0] == "1. shop/cart.py::Cart [shop_repo] shop/cart.py:5-21"
@@ -54,8 +56,8 @@ def test_callees(tmp_path: Path, shop: Path, run) -> None:
     assert r.code == 1 and "unknown symbol id 'nope::x'" in r.error_line
 
 
-def test_a_changed_file_is_flagged_stale(tmp_path: Path, shop: Path, run) -> None:
-    db = str(tmp_path / "c.db")
+def test_a_changed_file_is_flagged_stale(db_location: DbLocation, tmp_path: Path, shop: Path, run) -> None:
+    db = str(db_location("c"))
     run("--db", db, "code", "index", str(shop))
     with (shop / "shop" / "pricing.py").open("a", encoding="utf-8") as handle:
         handle.write("\n# changed\n")
@@ -90,8 +92,8 @@ def test_reading_commands_refuse_a_missing_database(tmp_path: Path, run, command
     assert r.code == 1 and "no database at" in r.error_line and not db.exists()
 
 
-def test_indexing_progress_never_reaches_stdout(tmp_path: Path, shop: Path, run) -> None:
-    r = run("--db", str(tmp_path / "p.db"), "code", "index", str(shop), "--json")
+def test_indexing_progress_never_reaches_stdout(db_location: DbLocation, tmp_path: Path, shop: Path, run) -> None:
+    r = run("--db", str(db_location("p")), "code", "index", str(shop), "--json")
     assert r.code == 0 and r.out.lstrip().startswith("{") and r.json()["total_symbols"] == 17
 
 
@@ -116,13 +118,13 @@ def test_index_checks_its_arguments_before_creating_the_database(
         assert not db.exists() and not db.parent.exists()
 
 
-def test_indexing_draws_a_progress_bar_on_a_terminal(tmp_path: Path, shop: Path, run_script) -> None:
+def test_indexing_draws_a_progress_bar_on_a_terminal(db_location: DbLocation, tmp_path: Path, shop: Path, run_script) -> None:
     # Rich draws live bars only on an interactive terminal; these make the pipe count as one.
     terminal = {"TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
-    assert run_script("--db", str(tmp_path / "t.db"), "init").code == 0  # no migration bars below
-    r = run_script("--db", str(tmp_path / "t.db"), "code", "index", str(shop), env=terminal)
+    assert run_script("--db", str(db_location("t")), "init").code == 0  # no migration bars below
+    r = run_script("--db", str(db_location("t")), "code", "index", str(shop), env=terminal)
     assert r.code == 0 and r.out.startswith(f"indexed {shop} as scope 'shop_repo'")
     assert "\x1b[" not in r.out  # the bar is on stderr only
     assert "\x1b[?25l" in r.err and ("indexing" in r.err or ".py" in r.err), r.err
-    quiet = run_script("--db", str(tmp_path / "t.db"), "code", "index", str(shop), "--json", env=terminal)
+    quiet = run_script("--db", str(db_location("t")), "code", "index", str(shop), "--json", env=terminal)
     assert quiet.code == 0 and "indexing" not in quiet.err and ".py" not in quiet.err

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from backends import DbLocation
+
 
 def test_import_reports_then_adds_nothing_on_the_second_run(
-    tmp_path: Path, run, fixtures: Path
+    db_location: DbLocation, tmp_path: Path, run, fixtures: Path
 ) -> None:
-    db = str(tmp_path / "x.db")
+    db = str(db_location("x"))
     projects = str(fixtures / "claude-code" / "projects")
     r = run("--db", db, "import", "claude-code", projects)
     assert r.code == 0
@@ -29,8 +31,10 @@ def test_import_reports_then_adds_nothing_on_the_second_run(
     assert "claude-code:7f3c2a10-5b6d-4e8f-9a01-23456789abcd  generations=2 messages=22" in r.out
 
 
-def test_import_json_lists_skipped_lines_and_errors(tmp_path: Path, run, fixtures: Path) -> None:
-    db = str(tmp_path / "x.db")
+def test_import_json_lists_skipped_lines_and_errors(
+    db_location: DbLocation, tmp_path: Path, run, fixtures: Path
+) -> None:
+    db = str(db_location("x"))
     codex = fixtures / "codex" / "sessions"
     r = run("--db", db, "import", "codex", str(codex), str(tmp_path / "gone.jsonl"), "--json")
     report = r.json()
@@ -42,16 +46,18 @@ def test_import_json_lists_skipped_lines_and_errors(tmp_path: Path, run, fixture
     assert report["errors"] == 1 and report["added"] == 22
 
 
-def test_import_of_a_file_that_is_not_a_transcript_exits_1(tmp_path: Path, run) -> None:
-    db = str(tmp_path / "x.db")
+def test_import_of_a_file_that_is_not_a_transcript_exits_1(
+    db_location: DbLocation, tmp_path: Path, run
+) -> None:
+    db = str(db_location("x"))
     r = run("--db", db, "import", "claude-code", str(tmp_path / "does-not-exist.jsonl"))
     assert r.code == 1 and "1 error(s)" in r.out
 
 
-def test_import_openai_needs_paths(tmp_path: Path, run) -> None:
-    r = run("--db", str(tmp_path / "x.db"), "import", "openai")
+def test_import_openai_needs_paths(db_location: DbLocation, tmp_path: Path, run) -> None:
+    r = run("--db", str(db_location("x")), "import", "openai")
     assert r.code == 2 and "no default location" in r.error_line
-    j = run("--db", str(tmp_path / "x.db"), "import", "openai", "--json")
+    j = run("--db", str(db_location("x")), "import", "openai", "--json")
     assert j.json() == {
         "error": "OpenAI-format chats have no default location; name the files",
         "code": 2,
@@ -59,7 +65,7 @@ def test_import_openai_needs_paths(tmp_path: Path, run) -> None:
 
 
 def test_import_watch_json_prints_only_syncs_that_changed_something(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run, fixtures: Path
+    db_location: DbLocation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run, fixtures: Path
 ) -> None:
     """Fix (#17 item 9): `import --watch --json` printed a line on every check (1 208
     "unchanged" lines in 10 minutes); it prints the first sync and then changes only."""
@@ -75,7 +81,7 @@ def test_import_watch_json_prints_only_syncs_that_changed_something(
             raise KeyboardInterrupt
 
     monkeypatch.setattr("time.sleep", sleep)
-    r = run("--db", str(tmp_path / "x.db"), "import", "openai", str(chat), "--watch", "--json")
+    r = run("--db", str(db_location("x")), "import", "openai", str(chat), "--watch", "--json")
     assert r.code == 130 and sleeps == [5.0] * 6
     documents = [json.loads(line) for line in r.out.splitlines()]
     assert [(d["added"], d["files"][0]["status"]) for d in documents] == [
@@ -85,7 +91,7 @@ def test_import_watch_json_prints_only_syncs_that_changed_something(
 
 
 def test_import_watch_text_prints_only_syncs_that_changed_something(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run, fixtures: Path
+    db_location: DbLocation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run, fixtures: Path
 ) -> None:
     chat = tmp_path / "chat.json"
     shutil.copy(fixtures / "openai" / "chat.json", chat)
@@ -99,19 +105,19 @@ def test_import_watch_text_prints_only_syncs_that_changed_something(
             raise KeyboardInterrupt
 
     monkeypatch.setattr("time.sleep", sleep)
-    r = run("--db", str(tmp_path / "x.db"), "import", "openai", str(chat), "--watch")
+    r = run("--db", str(db_location("x")), "import", "openai", str(chat), "--watch")
     assert r.code == 130
     totals = [line for line in r.out.splitlines() if line.startswith("openai:")]
     assert [line.split(", ")[2] for line in totals] == ["7 message(s) added", "4 message(s) added"]
 
 
 def test_import_with_nothing_to_find_says_where_it_looked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run
+    db_location: DbLocation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run
 ) -> None:
     """Fix (#17 item 9): `import claude-code` without ~/.claude/projects said "0 file(s)"
     and nothing else."""
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude"))
-    db = str(tmp_path / "x.db")
+    db = str(db_location("x"))
     r = run("--db", db, "import", "claude-code")
     assert r.code == 0 and r.out.splitlines()[1] == (
         f"  no Claude Code transcripts: {tmp_path / 'no-claude' / 'projects'} does not exist; "
@@ -138,11 +144,17 @@ def test_import_with_nothing_to_find_says_where_it_looked(
     ],
 )  # fmt: skip
 def test_a_transcript_of_another_format_is_refused_with_a_hint(
-    tmp_path: Path, run, fixtures: Path, given: str, source: str, looks_like: str
+    db_location: DbLocation,
+    tmp_path: Path,
+    run,
+    fixtures: Path,
+    given: str,
+    source: str,
+    looks_like: str,
 ) -> None:
     """Fix (#17 item 9): a Codex rollout imported as claude-code said "+0 message(s)"; now it
     is refused with "wrong format?", nothing of it is kept, and the right format works."""
-    db = str(tmp_path / "x.db")
+    db = str(db_location("x"))
     src = fixtures / source
     path = src if src.is_file() else sorted(src.glob("*.jsonl"))[0]
     target = tmp_path / ("rollout-x.jsonl" if given == "codex" else "session.jsonl")
@@ -158,11 +170,11 @@ def test_a_transcript_of_another_format_is_refused_with_a_hint(
 
 
 def test_a_copied_session_is_one_thread_and_its_hits_appear_once(
-    tmp_path: Path, run, fixtures: Path
+    db_location: DbLocation, tmp_path: Path, run, fixtures: Path
 ) -> None:
     """Fix (#17 item 9): a session copied to another file name became a second thread, so
     every hit appeared twice; threads are keyed by the session id inside the file."""
-    db = str(tmp_path / "x.db")
+    db = str(db_location("x"))
     projects = fixtures / "claude-code" / "projects"
     session = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
     backup = tmp_path / "backup" / "renamed.jsonl"

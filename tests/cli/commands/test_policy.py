@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import recallbox
+from backends import DbLocation
 
 
 def test_policy_round_trip(db: str, run) -> None:
@@ -55,8 +56,8 @@ def test_policy_errors(db: str, tmp_path: Path, run) -> None:
     assert r.code == 1 and r.error_line.startswith("no database at")
 
 
-def test_policy_changes_create_the_database(tmp_path: Path, run) -> None:
-    db = tmp_path / "new.db"
+def test_policy_changes_create_the_database(db_location: DbLocation, tmp_path: Path, run) -> None:
+    db = db_location("new")
     assert run("--db", str(db), "policy", "quarantine", "later:1").code == 0
     with recallbox.open(db) as box:
         assert box.policy().quarantined == ("later:1",)

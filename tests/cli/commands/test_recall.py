@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import recallbox
+from backends import DbLocation
 from recallbox.cli.commands.recall import no_vectors_warning
 from recallbox.injection import RESUME_HEADER
 from recallbox.recall import RECALL_HEADER, RECALL_JSON_MAX_CHARS
@@ -93,14 +94,16 @@ def test_stats_hits(db: str, run) -> None:
     assert data["hit_rows"] == 2 and data["drill_rows"] == 1 and data["dropped"] == 0
 
 
-def test_the_hit_log_is_off_with_the_environment(tmp_path: Path, run_script) -> None:
-    db = str(tmp_path / "off.db")
+def test_the_hit_log_is_off_with_the_environment(
+    db_location: DbLocation, tmp_path: Path, run_script
+) -> None:
+    db = str(db_location("off"))
     seed(db)
     env = {"RECALLBOX_HIT_LOG": "0"}
     assert run_script("--db", db, "recall", "billing", env=env).code == 0
-    assert hit_log_rows(Path(db)) == []
+    assert hit_log_rows(db) == []
     assert run_script("--db", db, "recall", "billing").code == 0
-    assert hit_log_rows(Path(db)) != []
+    assert hit_log_rows(db) != []
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import recallbox
+from backends import DbLocation
 from recallbox import THREAD_SEARCH_MAX_CHARS
 from recallbox.domains.message_view import MESSAGE_HEADER
 from recallbox.domains.registry import vector_owners
@@ -125,8 +126,10 @@ def test_read_errors(db: str, run) -> None:
     assert r.code == 2 and "past the end" in r.json()["error"]
 
 
-def test_search_transcripts_from_the_cli(tmp_path: Path, run, fixtures: Path) -> None:
-    db = str(tmp_path / "x.db")
+def test_search_transcripts_from_the_cli(
+    db_location: DbLocation, tmp_path: Path, run, fixtures: Path
+) -> None:
+    db = str(db_location("x"))
     run("--db", db, "import", "claude-code", str(fixtures / "claude-code" / "projects"))
     r = run("--db", db, "search", "README", "--domain", "transcripts", "--json")
     hits = r.json()
@@ -135,10 +138,12 @@ def test_search_transcripts_from_the_cli(tmp_path: Path, run, fixtures: Path) ->
     assert hits[0]["lines"] == [21, 29]
 
 
-def test_embed_reports_each_kind(tmp_path: Path, run, fixtures: Path) -> None:
+def test_embed_reports_each_kind(
+    db_location: DbLocation, tmp_path: Path, run, fixtures: Path
+) -> None:
     """Fix (#17 item 11): `embed --all` says how many messages and how many transcript chunks
     it embedded (it said "150 message(s)" for 37 messages and 113 chunks)."""
-    db = str(tmp_path / "x.db")
+    db = str(db_location("x"))
     run("--db", db, "import", "claude-code", str(fixtures / "claude-code" / "projects"))
     r = run("--db", db, "embed", "--all", "--embedder", "hash", "--json")
     counts = r.json()["by_corpus"]
@@ -212,20 +217,24 @@ def test_ranked_search_finds_symbol_only_queries(db: str, run) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "says"),
     [
-        (("search", "foo"), 1, "not a recallbox database"),
+        (("search", "foo"), 1, "bad database"),
         (("read", "no-such-id"), 1, "unknown message id"),
         (("search", "x", "--domain", "bogus"), 2, "bogus"),
     ],
 )
 def test_cli_smoke_cases_print_a_json_error(
-    tmp_path: Path, db: str, run, args: tuple[str, ...], code: int, says: str
+    bad_db: tuple[str, str],
+    db: str,
+    run,
+    args: tuple[str, ...],
+    code: int,
+    says: str,
 ) -> None:
     """Fix (cli-smoke "NO JSON"): a not-a-database `search --json`, an unknown `read` id and
     `--domain bogus --json` print the error object on stdout."""
     target = db
-    if args[0] == "search" and args[1] == "foo":
-        target = str(tmp_path / "notadb.db")
-        Path(target).write_text("this is not a database\n")
+    if says == "bad database":
+        target, says = bad_db
     r = run("--db", target, *args, "--json")
     assert r.code == code and r.json()["code"] == code and says in r.json()["error"]
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 import recallbox
+from backends import DbLocation
 
 
-def test_init_append_show_doctor(tmp_path: Path, run) -> None:
-    db = str(tmp_path / "x.db")
+def test_init_append_show_doctor(db_location: DbLocation, tmp_path: Path, run) -> None:
+    db = str(db_location("x"))
     r = run("--db", db, "init", "--json")
     assert r.code == 0 and r.json()["schema_version"] >= 1
     r = run("--db", db, "append", "ops", "user", "deploy billing", "--json")
@@ -39,12 +40,16 @@ def test_init_says_it_created_the_database_on_stderr(tmp_path: Path, run) -> Non
     assert run("init", "--db", str(db)).err == ""  # the second time: nothing created
 
 
-def test_db_from_environment_and_home(tmp_path: Path, tmp_home: Path, monkeypatch, run) -> None:
+def test_db_from_environment_and_home(
+    db_location: DbLocation, tmp_path: Path, tmp_home: Path, monkeypatch, run
+) -> None:
     assert run("append", "t", "user", "hello").code == 0
     assert (tmp_home / "recallbox.db").exists()
-    other = tmp_path / "env.db"
+    other = db_location("env")
     monkeypatch.setenv("RECALLBOX_DB", str(other))
-    assert run("append", "t", "user", "hello").code == 0 and other.exists()
+    assert run("append", "t", "user", "hello from the environment").code == 0
+    with recallbox.open(other) as box:
+        assert [m.content for m in box.messages("t")] == ["hello from the environment"]
 
 
 def test_thread_show_of_an_unknown_channel_exits_1(db: str, run) -> None:
@@ -81,8 +86,8 @@ def test_append_bad_json_names_the_option(db: str, run) -> None:
     assert "metadata must be a mapping" in r.error_line
 
 
-def quarantined_db(tmp_path: Path) -> str:
-    db = tmp_path / "q.db"
+def quarantined_db(db_location: DbLocation) -> str:
+    db = db_location("q")
     with recallbox.open(db) as box:
         box.append("open:1", "user", "the deploy went fine")
         box.append_many(
@@ -94,9 +99,11 @@ def quarantined_db(tmp_path: Path) -> str:
     return str(db)
 
 
-def test_thread_show_of_a_quarantined_thread_shows_metadata_never_text(tmp_path: Path, run) -> None:
+def test_thread_show_of_a_quarantined_thread_shows_metadata_never_text(
+    db_location: DbLocation, run
+) -> None:
     """Fix: `thread show` of a quarantined thread prints a notice instead of its messages."""
-    db = quarantined_db(tmp_path)
+    db = quarantined_db(db_location)
     r = run("--db", db, "thread", "show", "secret:1")
     assert r.code == 0 and "hunter2" not in r.out
     assert r.out.splitlines() == [
@@ -109,9 +116,11 @@ def test_thread_show_of_a_quarantined_thread_shows_metadata_never_text(tmp_path:
     assert data["thread"]["quarantined"] is True and "hunter2" not in json.dumps(data)
 
 
-def test_thread_list_marks_quarantined_threads_and_excluded_sources(tmp_path: Path, run) -> None:
+def test_thread_list_marks_quarantined_threads_and_excluded_sources(
+    db_location: DbLocation, run
+) -> None:
     """Fix: `thread list` marks excluded sources as well as quarantined threads."""
-    db = quarantined_db(tmp_path)
+    db = quarantined_db(db_location)
     r = run("--db", db, "thread", "list")
     assert r.code == 0
     assert r.out.splitlines() == [
@@ -147,12 +156,12 @@ def test_compact_needs_exactly_one_summary(db: str, run) -> None:
 
 
 def test_threads_of_an_excluded_source_are_marked_and_never_shown(
-    tmp_path: Path, run, fixtures: Path
+    db_location: DbLocation, tmp_path: Path, run, fixtures: Path
 ) -> None:
     """Fix (#17 leftover): `thread list` marks each thread whose source file is excluded
     (text and --json), and `thread show` of one prints its metadata and "excluded source",
     never its text."""
-    db = str(tmp_path / "x.db")
+    db = str(db_location("x"))
     session = "7f3c2a10-5b6d-4e8f-9a01-23456789abcd"
     run("--db", db, "import", "claude-code", str(fixtures / "claude-code" / "projects"))
     run("--db", db, "policy", "exclude", f"{session}.jsonl")

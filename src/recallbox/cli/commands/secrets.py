@@ -52,10 +52,18 @@ def render_purge(report: PurgeReport) -> str:
     ]
     line = "purged " + (", ".join(parts) or "nothing")
     line += f"; {report.vectors} vectors and {report.hits} hit-log rows removed"
+    if report.tables_rewritten:
+        line += f"; {report.tables_rewritten} tables rewritten (VACUUM FULL)"
     if not report.wal_truncated:
         line += (
             "\nwarning: another process kept reading, so the -wal file may still hold old "
             "copies; run the purge again when it is done"
+        )
+    if not report.physical:
+        line += (
+            "\nnote: the rows are gone for every reader, but PostgreSQL keeps their old bytes "
+            "in its table files until they are rewritten: add --vacuum-full (it locks each "
+            "table while it runs)"
         )
     return line
 
@@ -98,6 +106,11 @@ def redact(
 @click.command(cls=RecallboxCommand)
 @_targets
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--vacuum-full",
+    is_flag=True,
+    help="PostgreSQL: also rewrite every table (VACUUM FULL) so no old copy stays on disk.",
+)
 @json_option
 @click.pass_context
 def purge(
@@ -108,6 +121,7 @@ def purge(
     source: str | None,
     handle: str | None,
     yes: bool,
+    vacuum_full: bool,
     as_json: bool,
 ) -> None:
     """Delete what you name for good: rows, index entries, vectors, hit-log rows.
@@ -120,7 +134,14 @@ def purge(
         click.echo("nothing purged", err=True)
         ctx.exit(EXIT_RUNTIME_ERROR)
     with open_box(ctx) as box:
-        report = box.purge(message_id, channel=channel, handle=handle, key=key, source=source)
+        report = box.purge(
+            message_id,
+            channel=channel,
+            handle=handle,
+            key=key,
+            source=source,
+            vacuum_full=vacuum_full,
+        )
     if as_json:
         emit_json(jsonable(report))
     else:

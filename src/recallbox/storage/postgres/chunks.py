@@ -59,33 +59,51 @@ def delete_chunks(conn: Connection, rowids: Sequence[int]) -> None:
         conn.execute("DELETE FROM transcript_chunks WHERE id = ANY(%s::bigint[])", (list(rowids),))
 
 
-def _insert_chunk(conn: Connection, thread_id: int, chunk: TranscriptChunk, digest: str) -> None:
-    doc = document_of(chunk.text)
-    row = conn.execute(
-        "INSERT INTO transcript_chunks (thread_id, generation_id, first_seq, part, last_seq, "
-        "message_ids, message_offsets, source, line_start, line_end, content, content_hash, "
-        "fts, fts_len) VALUES (%s, (SELECT generation_id FROM messages WHERE thread_id = %s "
-        f"AND seq = %s), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {FTS_MARKS}) RETURNING id",
-        (
-            thread_id,
-            thread_id,
-            chunk.first_seq,
-            chunk.first_seq,
-            chunk.part,
-            chunk.last_seq,
-            json.dumps(list(chunk.message_ids)),
-            json.dumps(list(chunk.message_offsets)),
-            chunk.source,
-            chunk.line_start,
-            chunk.line_end,
-            chunk.text,
-            digest,
-            doc.tsvector,
-            doc.length,
-        ),
-    ).fetchone()
-    assert row is not None
-    put_overflow(conn, CHUNKS_KEYWORDS, [(int(row[0]), thread_id, doc)])
+#: Chunks per ``INSERT`` statement (a long message is thousands of parts).
+INSERT_BATCH_CHUNKS = 500
+_INSERT_COLUMNS = (
+    "thread_id, generation_id, first_seq, part, last_seq, message_ids, message_offsets, source, "
+    "line_start, line_end, content, content_hash, fts, fts_len"
+)
+_INSERT_ROW = (
+    "(%s, (SELECT generation_id FROM messages WHERE thread_id = %s AND seq = %s), "
+    f"%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {FTS_MARKS})"
+)
+
+
+def insert_chunks(
+    conn: Connection, thread_id: int, chunks: Sequence[tuple[TranscriptChunk, str]]
+) -> None:
+    """Insert ``(chunk, digest)`` rows with their keyword documents, a batch per statement
+    (the keyword statistics' triggers run once per statement)."""
+    for start in range(0, len(chunks), INSERT_BATCH_CHUNKS):
+        batch = chunks[start : start + INSERT_BATCH_CHUNKS]
+        values: list[object] = []
+        docs = []
+        for chunk, digest in batch:
+            doc = document_of(chunk.text)
+            docs.append(doc)
+            values += [
+                thread_id, thread_id, chunk.first_seq, chunk.first_seq, chunk.part,
+                chunk.last_seq, json.dumps(list(chunk.message_ids)),
+                json.dumps(list(chunk.message_offsets)), chunk.source, chunk.line_start,
+                chunk.line_end, chunk.text, digest, doc.tsvector, doc.length,
+            ]  # fmt: skip
+        rows = conn.execute(
+            f"INSERT INTO transcript_chunks ({_INSERT_COLUMNS}) VALUES "
+            + ", ".join([_INSERT_ROW] * len(batch))
+            + " RETURNING id, first_seq, part",
+            values,
+        ).fetchall()
+        ids = {(int(r[1]), int(r[2])): int(r[0]) for r in rows}
+        put_overflow(
+            conn,
+            CHUNKS_KEYWORDS,
+            [
+                (ids[(chunk.first_seq, chunk.part)], thread_id, doc)
+                for (chunk, _), doc in zip(batch, docs, strict=True)
+            ],
+        )
 
 
 class ChunksMixin:
@@ -144,16 +162,19 @@ class ChunksMixin:
                     (thread_id, from_seq),
                 ).fetchall()
             }
+            replaced: list[int] = []
+            new: list[tuple[TranscriptChunk, str]] = []
             for chunk in chunks:
                 digest = chunk_hash(chunk)
                 old = existing.pop((chunk.first_seq, chunk.part), None)
                 if old is not None and old[1] == digest:
                     continue
                 if old is not None:
-                    delete_chunks(conn, [old[0]])
-                _insert_chunk(conn, thread_id, chunk, digest)
-                written += 1
-            delete_chunks(conn, [rowid for rowid, _ in existing.values()])
+                    replaced.append(old[0])
+                new.append((chunk, digest))
+            delete_chunks(conn, [*replaced, *(rowid for rowid, _ in existing.values())])
+            insert_chunks(conn, thread_id, new)
+            written = len(new)
         return written
 
     # -- reading -----------------------------------------------------------------------------

@@ -114,25 +114,33 @@ def _delete_file(conn: Connection, scope_id: int, path: str) -> None:
     conn.execute("DELETE FROM code_files WHERE id = %s", (file_id,))
 
 
-def _write_symbol(
-    conn: Connection, scope_id: int, file_id: int, record: CodeSymbolRecord, rowid: int | None
+def _insert_symbols(
+    conn: Connection, scope_id: int, file_id: int, records: Sequence[CodeSymbolRecord]
 ) -> None:
-    doc = document_of(record.content_seg, segmented=True)
-    values = _symbol_values(record)
-    if rowid is None:
-        row = conn.execute(
-            f"INSERT INTO code_symbols (scope_id, file_id, symbol_id, {', '.join(_SYMBOL_FIELDS)}, "
-            f"fts, fts_len) VALUES (%s, %s, %s, {', '.join(['%s'] * len(_SYMBOL_FIELDS))}, "
-            f"{FTS_MARKS}) RETURNING id",
-            (scope_id, file_id, record.symbol_id, *values, doc.tsvector, doc.length),
-        ).fetchone()
-        assert row is not None
-        put_overflow(conn, CODE_KEYWORDS, [(int(row[0]), scope_id, doc)])
+    """Insert new symbols with their keyword documents in one statement."""
+    if not records:
         return
+    marks = "(" + ", ".join(["%s"] * (3 + len(_SYMBOL_FIELDS))) + f", {FTS_MARKS})"
+    values: list[object] = []
+    docs = {}
+    for record in records:
+        doc = docs[record.symbol_id] = document_of(record.content_seg, segmented=True)
+        values += [scope_id, file_id, record.symbol_id, *_symbol_values(record)]
+        values += [doc.tsvector, doc.length]
+    rows = conn.execute(
+        f"INSERT INTO code_symbols (scope_id, file_id, symbol_id, {', '.join(_SYMBOL_FIELDS)}, "
+        f"fts, fts_len) VALUES {', '.join([marks] * len(records))} RETURNING id, symbol_id",
+        values,
+    ).fetchall()
+    put_overflow(conn, CODE_KEYWORDS, [(int(r[0]), scope_id, docs[str(r[1])]) for r in rows])
+
+
+def _update_symbol(conn: Connection, scope_id: int, record: CodeSymbolRecord, rowid: int) -> None:
+    doc = document_of(record.content_seg, segmented=True)
     assignments = ", ".join(f"{name} = %s" for name in _SYMBOL_FIELDS)
     conn.execute(
         f"UPDATE code_symbols SET {assignments}, fts = %s::tsvector, fts_len = %s WHERE id = %s",
-        (*values, doc.tsvector, doc.length, rowid),
+        (*_symbol_values(record), doc.tsvector, doc.length, rowid),
     )
     put_overflow(conn, CODE_KEYWORDS, [(rowid, scope_id, doc)], replace=True)
 
@@ -160,13 +168,15 @@ def _write_file(conn: Connection, scope_id: int, write: CodeFileWrite, stamp: da
         ).fetchall()
     }
     kept: set[str] = set()
+    added: dict[str, CodeSymbolRecord] = {}
     for record in write.symbols:
         kept.add(record.symbol_id)
         before = stored.get(record.symbol_id)
         if before is None:
-            _write_symbol(conn, scope_id, file_id, record, None)
+            added[record.symbol_id] = record  # a symbol id twice: the last record, as upserts
         elif before[1] != _symbol_values(record):
-            _write_symbol(conn, scope_id, file_id, record, before[0])
+            _update_symbol(conn, scope_id, record, before[0])
+    _insert_symbols(conn, scope_id, file_id, list(added.values()))
     _delete_symbols(conn, [rowid for symbol, (rowid, _) in stored.items() if symbol not in kept])
     conn.execute("DELETE FROM code_edges WHERE file_id = %s", (file_id,))
     if write.edges:

@@ -45,6 +45,12 @@ Connection = psycopg.Connection[Any]
 
 #: Connections one store may hold at once (recall runs its domains on parallel threads).
 POOL_MAX_CONNECTIONS = 16
+#: Connections kept open once the store is open (opened in the background after the first):
+#: a recall's domains start on parallel threads, each on a connection of its own, and a
+#: connection opened on demand costs a time limit like first-message recall's 150 ms.
+POOL_WARM_CONNECTIONS = 4
+#: Threads of the pool that open connections (in parallel when several are wanted at once).
+POOL_OPENERS = 2
 #: How long a thread waits for a free connection before the store reports it unavailable.
 POOL_WAIT_S = 30.0
 #: How long opening a connection may take (``connect_timeout``).
@@ -155,6 +161,20 @@ def driver_errors(url: str, bound: _Bound | None = None) -> Iterator[None]:
         ) from exc
 
 
+def _probe(url: str) -> None:
+    """Connect once, directly: a server that is down, a refused login or a missing database
+    fails here at once with the server's own reason (a pool would retry until its timeout)."""
+    try:
+        psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S).close()
+    except psycopg.ProgrammingError as exc:  # not a connection string at all
+        raise StoreUnavailable(
+            f"{display_url(url)} is not a valid PostgreSQL URL ({exc}); write it as "
+            "postgresql://USER:PASSWORD@HOST:PORT/DATABASE (--db / RECALLBOX_DB)"
+        ) from exc
+    except psycopg.Error as exc:
+        raise connect_error(url, exc) from exc
+
+
 class PgPool:
     """The store's connections (see the module docs)."""
 
@@ -163,6 +183,7 @@ class PgPool:
         self._local = threading.local()
         self._watcher = _Watcher()
         self._closed = False
+        _probe(url)
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
@@ -171,7 +192,7 @@ class PgPool:
             configure=_configure,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
             timeout=POOL_WAIT_S,
-            num_workers=1,
+            num_workers=POOL_OPENERS,
             name="recallbox",
         )
         try:
@@ -182,6 +203,7 @@ class PgPool:
                 f"cannot connect to the PostgreSQL server at {display_url(url)} "
                 f"within {CONNECT_TIMEOUT_S} s; check that it is running and retry"
             ) from exc
+        self._pool.resize(min_size=min(POOL_WARM_CONNECTIONS, max_size), max_size=max_size)
 
     # -- the calling thread's binding ------------------------------------------------------
     def _bound(self) -> _Bound | None:

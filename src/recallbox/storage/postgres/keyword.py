@@ -88,9 +88,15 @@ def _fits(terms: dict[str, list[int]], length: int) -> bool:
 def document_terms(tokens: Iterable[str]) -> tuple[int, dict[str, list[int]]]:
     """``(length, {term: positions})`` of a token sequence (positions from 1)."""
     terms: dict[str, list[int]] = {}
+    bounded: dict[str, str] = {}  # each distinct token is bounded once
     length = 0
     for length, token in enumerate(tokens, start=1):
-        terms.setdefault(bounded_term(token, LEXEME_MAX_BYTES), []).append(length)
+        term = bounded.get(token)
+        if term is None:
+            # An ASCII token of at most the limit is its own term (the common case, at C speed).
+            fits = token.isascii() and len(token) <= LEXEME_MAX_BYTES
+            term = bounded[token] = token if fits else bounded_term(token, LEXEME_MAX_BYTES)
+        terms.setdefault(term, []).append(length)
     return length, terms
 
 

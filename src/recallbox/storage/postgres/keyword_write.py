@@ -46,16 +46,22 @@ def put_overflow(
             f"DELETE FROM {corpus.overflow} WHERE doc_id = ANY(%s::bigint[])",
             ([doc_id for doc_id, _, _ in items],),
         )
-    rows = [
-        (term, doc_id, scope_id, list(positions))
-        for doc_id, scope_id, doc in items
-        if not doc.exact
-        for term, positions in doc.terms
-    ]
-    if rows:
-        with conn.cursor() as cur:
-            cur.executemany(
-                f"INSERT INTO {corpus.overflow} (term, doc_id, scope_id, positions) "
-                "VALUES (%s, %s, %s, %s)",
-                rows,
-            )
+    terms: list[str] = []
+    doc_ids: list[int] = []
+    scopes: list[int] = []
+    positions: list[str] = []
+    for doc_id, scope_id, doc in items:
+        if doc.exact:
+            continue
+        for term, at in doc.terms:
+            terms.append(term)
+            doc_ids.append(doc_id)
+            scopes.append(scope_id)
+            positions.append("{" + ",".join(map(str, at)) + "}")
+    if terms:  # one statement: the statistics trigger runs once
+        conn.execute(
+            f"INSERT INTO {corpus.overflow} (term, doc_id, scope_id, positions) "
+            "SELECT u.term, u.doc, u.scope, u.pos::int[] FROM "
+            "unnest(%s::text[], %s::bigint[], %s::bigint[], %s::text[]) AS u(term, doc, scope, pos)",
+            (terms, doc_ids, scopes, positions),
+        )

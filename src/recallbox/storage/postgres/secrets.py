@@ -248,7 +248,11 @@ class SecretsMixin:
             indexes = gin_indexes(conn)
             for name in indexes:  # pending entries move into the index proper
                 conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (name,))
-        return Erasure(dropped, len(indexes), wal_truncated=True, checkpoint_attempts=0)
+        # The rows are gone for every reader; their bytes stay in the table files until
+        # vacuum_full() rewrites them (the server's own WAL is outside recallbox).
+        return Erasure(
+            dropped, len(indexes), wal_truncated=True, checkpoint_attempts=0, physical=False
+        )
 
     def vacuum_full(self) -> int:
         """``VACUUM FULL`` every recallbox table (rewrites each file without its dead rows);

@@ -15,6 +15,7 @@
 | ``MemoryStore`` | ``memory.py`` |
 | ``SecretStore``, ``VacuumFull`` | ``secrets.py`` (``redact.py``) |
 | ``CodeStore`` | ``code.py`` |
+| ``StoreTransfer`` (``recallbox migrate``) | ``transfer.py`` |
 
 The visibility rule is written once, in ``visibility.py``; connections, transactions,
 snapshots and deadlines are ``connection.py``'s; ``docs/postgres.md`` is the design.
@@ -43,6 +44,7 @@ from recallbox.storage.postgres.secrets import SecretsMixin
 from recallbox.storage.postgres.sections import KnowledgeMixin
 from recallbox.storage.postgres.timeline import TimelineMixin
 from recallbox.storage.postgres.tool_outputs import ToolOutputsMixin
+from recallbox.storage.postgres.transfer import TransferMixin
 from recallbox.storage.postgres.vector_index import VectorMixin
 from recallbox.storage.postgres.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.queries import LiteralQuery, SearchFilter
@@ -64,6 +66,7 @@ class PostgresStore(
     HitLogMixin,
     ToolOutputsMixin,
     CodeMixin,
+    TransferMixin,
 ):
     """The backend for a ``postgresql://`` URL (psycopg 3 and its pool, pg_trgm, pgvector)."""
 

@@ -151,6 +151,9 @@ class VectorMixin:
             conn.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}")
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}")
+            # The size decided: the graph (the planner would sort a small space instead).
+            conn.execute("SET LOCAL enable_seqscan = off")
+            conn.execute("SET LOCAL enable_sort = off")
             sql = (
                 f"SELECT {c.public_id}, v.embedding <=> %s::vector AS d FROM {table} v "
                 f"JOIN {c.table} {a} ON {a}.id = v.target_id {c.joins} WHERE {rule} "

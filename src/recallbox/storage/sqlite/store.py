@@ -15,6 +15,7 @@
 | ``MemoryStore`` | ``memory.py`` |
 | ``SecretStore``, ``Backup`` | ``secrets.py`` |
 | ``CodeStore`` | ``code.py`` |
+| ``StoreTransfer`` (``recallbox migrate``) | ``transfer.py`` |
 
 The visibility rule is written once, in ``visibility.py``; shared row codecs in ``rows.py``.
 """
@@ -43,6 +44,7 @@ from recallbox.storage.sqlite.secrets import SecretsMixin
 from recallbox.storage.sqlite.sections import KnowledgeMixin
 from recallbox.storage.sqlite.timeline import TimelineMixin
 from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
+from recallbox.storage.sqlite.transfer import TransferMixin
 from recallbox.storage.sqlite.vector_cache import VectorCache
 from recallbox.storage.sqlite.vector_index import VectorMixin
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
@@ -64,6 +66,7 @@ class SQLiteStore(
     HitLogMixin,
     ToolOutputsMixin,
     CodeMixin,
+    TransferMixin,
 ):
     """The default backend: one SQLite file (or ``":memory:"``) through apsw."""
 
