@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -19,6 +20,9 @@ from hypothesis import HealthCheck, settings
 import recallbox
 from backends import BACKENDS, DbLocation
 from recallbox.recall import RECALL_TIMEOUT_ENV
+
+if TYPE_CHECKING:  # imported by pytest as the plugin below, never here (assertion rewriting)
+    from postgres_server import RecallboxDatabases
 
 #: Each recall domain's time limit in tests (see ``tmp_home``).
 TEST_RECALL_DOMAIN_TIMEOUT_S = 60
@@ -44,7 +48,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
         only = metafunc.definition.get_closest_marker("sqlite_only") is not None
         only |= SQLITE_PACKAGE_TESTS in metafunc.definition.path.parents
-        metafunc.parametrize("backend", BACKENDS[:1] if only else BACKENDS)
+        # Module scope: a module's tests run per backend in turn, and a module-wide database
+        # (:func:`module_db_location`) exists once per backend.
+        metafunc.parametrize("backend", BACKENDS[:1] if only else BACKENDS, scope="module")
 
 
 @pytest.fixture(autouse=True)
@@ -58,6 +64,17 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+def _sqlite_locations(root: Path) -> DbLocation:
+    def path(name: str = "recall", *, fresh: bool = False) -> Path:
+        found = root / f"{name}.db"
+        if fresh:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{found}{suffix}").unlink(missing_ok=True)
+        return found
+
+    return path
+
+
 @pytest.fixture
 def db_location(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
@@ -66,18 +83,51 @@ def db_location(
     — a file in ``tmp_path/data`` (SQLite) or a ``postgresql://`` URL (PostgreSQL); the same
     for the same name, emptied first with ``fresh`` (a new example of a property test)."""
     if backend == "sqlite":
-
-        def path(name: str = "recall", *, fresh: bool = False) -> Path:
-            found = tmp_path / "data" / f"{name}.db"
-            if fresh:
-                for suffix in ("", "-wal", "-shm"):
-                    Path(f"{found}{suffix}").unlink(missing_ok=True)
-            return found
-
-        yield path
+        yield _sqlite_locations(tmp_path / "data")
         return
     databases = request.getfixturevalue("recallbox_databases")
     yield databases.url
+
+
+@pytest.fixture(scope="module")
+def module_recallbox_databases(request: pytest.FixtureRequest) -> Iterator[RecallboxDatabases]:
+    """The PostgreSQL databases of :func:`module_db_location`, emptied after the module."""
+    from postgres_server import RecallboxDatabases
+
+    databases = RecallboxDatabases(request.getfixturevalue("postgres_server"))
+    try:
+        yield databases
+    finally:
+        databases.release()
+
+
+@pytest.fixture(scope="module")
+def module_db_location(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> DbLocation:
+    """:func:`db_location` for a database the tests of one module share (a seeded corpus many
+    tests read): one per module and backend."""
+    if backend == "sqlite":
+        return _sqlite_locations(tmp_path_factory.mktemp("module-db"))
+    databases: RecallboxDatabases = request.getfixturevalue("module_recallbox_databases")
+    return databases.url
+
+
+@pytest.fixture(scope="module")
+def module_db_copy(
+    backend: str, module_db_location: DbLocation, request: pytest.FixtureRequest
+) -> Callable[[str, str], Path | str]:
+    """:func:`db_copy` for :func:`module_db_location`'s databases."""
+
+    def copy(source: str, name: str) -> Path | str:
+        if backend == "sqlite":
+            target = Path(module_db_location(name))
+            shutil.copy(module_db_location(source), target)
+            return target
+        databases: RecallboxDatabases = request.getfixturevalue("module_recallbox_databases")
+        return databases.copy(source, name)
+
+    return copy
 
 
 @pytest.fixture

@@ -36,6 +36,9 @@ Notes:
   is unset (an error under ``filterwarnings = error``). The plugin sets it, while importing and
   starting, to a private session folder when it is unset (``.ci/run`` sets it for CI).
 * The server is a throwaway: ``fsync``, ``full_page_writes`` and ``synchronous_commit`` are off.
+* A session killed outright (``SIGKILL``, a CI timeout) cannot stop its server. The next
+  session stops the servers of such dead sessions (:func:`_reap_orphans`: a folder whose
+  :data:`OWNER_FILE` names a process that is gone) before starting its own.
 * Nothing here skips: a missing package, extension or failed start is a test error.
 """
 
@@ -45,6 +48,7 @@ import atexit
 import itertools
 import os
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Iterator
@@ -67,6 +71,8 @@ CREATE_DATABASE_OPTIONS = (
 )
 DATABASE_PREFIX = "rb_test_"
 SERVER_DIR_PREFIX = "recallbox-pg-"
+#: File in a session's server folder naming the pytest process that owns it.
+OWNER_FILE = "owner.pid"
 #: What a database's recallbox schema looks like: relations, triggers, index validity,
 #: functions, extensions and the recorded migrations (the rows are not part of it).
 FINGERPRINT_SQL = """
@@ -184,17 +190,51 @@ def _empty(conn: psycopg.Connection[Any]) -> None:
             "AND tablename <> 'schema_migrations'"
         ).fetchall()
     ]
-    with conn.transaction():
-        conn.execute("SET LOCAL session_replication_role = replica")  # no trigger fires
-        for table in tables:
-            if table.startswith("vec_space_"):
-                conn.execute(f'DROP TABLE "{table}"')
-            else:
-                conn.execute(f'DELETE FROM "{table}"')
-        conn.execute(
-            "SELECT setval(format('%I', sequencename)::regclass, 1, false) FROM pg_sequences "
-            "WHERE schemaname = 'public'"
-        )
+    statements = ["BEGIN", "SET LOCAL session_replication_role = replica"]  # no trigger fires
+    for table in tables:
+        verb = "DROP TABLE" if table.startswith("vec_space_") else "DELETE FROM"
+        statements.append(f'{verb} "{table}"')
+    statements.append(
+        "SELECT setval(format('%I', sequencename)::regclass, 1, false) FROM pg_sequences "
+        "WHERE schemaname = 'public'"
+    )
+    statements.append("COMMIT")
+    conn.execute("; ".join(statements))  # one round trip (the simple query protocol)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap_orphans() -> None:
+    """Stop the servers of earlier sessions whose pytest process is gone, remove their folders.
+
+    Only folders carrying :data:`OWNER_FILE` are touched (made by this plugin), and only the
+    postmaster named in that folder's own ``postmaster.pid``.
+    """
+    for folder in Path(tempfile.gettempdir()).glob(f"{SERVER_DIR_PREFIX}*"):
+        try:
+            owner = int((folder / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if _alive(owner):
+            continue
+        try:
+            postmaster = int((folder / "pgdata" / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            postmaster = 0
+        if postmaster and _alive(postmaster):
+            os.kill(postmaster, signal.SIGINT)  # fast shutdown
+            deadline = time.monotonic() + 30
+            while _alive(postmaster) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _check(conn: psycopg.Connection[Any]) -> dict[str, str]:
@@ -220,7 +260,9 @@ def postgres_server() -> Iterator[PostgresTestServer]:
     # Why: the server runs as another user (as root: ``pgserver``), which then loses its data
     # directory mid-run when another pytest session starts on the machine.
     # Outcome: the server lives in its own temp folder, removed after the server stops.
+    _reap_orphans()
     base = Path(tempfile.mkdtemp(prefix=SERVER_DIR_PREFIX))
+    (base / OWNER_FILE).write_text(str(os.getpid()))
     try:
         with _runtime_dir(base / "runtime"):
             import pgserver

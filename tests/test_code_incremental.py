@@ -173,7 +173,9 @@ def _fresh(fresh: recallbox.Box, root: Path, step: int) -> dict[str, Any]:
 @pytest.mark.parametrize("language", sorted(KITS))
 @settings(max_examples=50)
 @given(data=st.data())
-def test_incremental_equals_a_fresh_full_index_after_any_edits(language: str, data: st.DataObject) -> None:
+def test_incremental_equals_a_fresh_full_index_after_any_edits(
+    db_location: DbLocation, language: str, data: st.DataObject
+) -> None:
     kit = KITS[language]
     source = st.lists(kit.statement, max_size=6)
     with tempfile.TemporaryDirectory() as scratch:
@@ -182,7 +184,10 @@ def test_incremental_equals_a_fresh_full_index_after_any_edits(language: str, da
         first = data.draw(st.dictionaries(_pick(kit.paths), source, min_size=3), label="files")
         for path, statements in sorted(first.items()):
             tree.write(path, statements)
-        with recallbox.open(Path(scratch) / "i.db") as box, recallbox.open(Path(scratch) / "f.db") as fresh:
+        with (
+            recallbox.open(db_location("i", fresh=True)) as box,
+            recallbox.open(db_location("f", fresh=True)) as fresh,
+        ):
             box.index_code(root, "proj")
             for step in range(data.draw(st.integers(1, 5), label="steps")):
                 existing = sorted(tree.files)

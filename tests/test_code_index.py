@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.code import parse_repository, resolve_edges
 from recallbox.domains.base import SearchContext
 from recallbox.domains.registry import get_domain
@@ -250,10 +251,12 @@ def _fresh(root: Path) -> dict[EdgeKey, EdgeValue]:
 
 @settings(max_examples=25)
 @given(steps=st.lists(st.sampled_from(sorted(OPERATIONS)), min_size=1, max_size=4))
-def test_an_incremental_reindex_resolves_edges_as_a_full_one_does(steps: list[str]) -> None:
+def test_an_incremental_reindex_resolves_edges_as_a_full_one_does(
+    db_location: DbLocation, steps: list[str]
+) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = repo(Path(scratch))
-        with recallbox.open(Path(scratch) / "i.db") as box:
+        with recallbox.open(db_location("i", fresh=True)) as box:
             box.index_code(root)
             for step in steps:
                 OPERATIONS[step](root)

@@ -242,9 +242,9 @@ CONTEXT_QUERIES = st.one_of(
 @settings(max_examples=60)
 @given(query=CONTEXT_QUERIES, source=st.sampled_from(["MEMORY.md", "runbook.md", "x.md"]))
 def test_every_recall_context_result_is_capped(
-    tmp_path_factory: pytest.TempPathFactory, query: str, source: str
+    shared_db: Path | str, query: str, source: str
 ) -> None:
-    db = shared_db(tmp_path_factory)
+    db = shared_db
 
     async def go() -> Any:
         async with Client(server_for(db)) as client:
@@ -327,9 +327,9 @@ QUERIES = st.one_of(
 @settings(max_examples=200)
 @given(query=QUERIES, with_channel=st.booleans())
 def test_every_result_is_capped(
-    tmp_path_factory: pytest.TempPathFactory, query: str, with_channel: bool
+    shared_db: Path | str, query: str, with_channel: bool
 ) -> None:
-    db = shared_db(tmp_path_factory)
+    db = shared_db
     args: dict[str, Any] = {"query": query}
     if with_channel:
         args["channel"] = "agent:1"
@@ -342,24 +342,22 @@ def test_every_result_is_capped(
     assert payload_chars(result) <= THREAD_SEARCH_MAX_CHARS
 
 
-_SHARED: dict[str, Path] = {}
 _SHARED_IDS: dict[str, str] = {}
 
 
-def shared_db(factory: pytest.TempPathFactory) -> Path:
-    if "db" not in _SHARED:
-        db = factory.mktemp("mcp-shared") / "shared.db"
-        _SHARED_IDS.update(seed(db))
-        with recallbox.open(db) as box:
-            box.append_many(
-                "agent:1",
-                [
-                    {"role": "tool", "content": ("ab召 %_\\ " * 4000)[: 30_000 + i]}
-                    for i in range(20)
-                ],
-            )
-        _SHARED["db"] = db
-    return _SHARED["db"]
+@pytest.fixture(scope="module")
+def shared_db(module_db_location: DbLocation) -> Path | str:
+    """A seeded database the property tests share, with 20 tool outputs of ~30 000 characters
+    (one per module and backend; the backends run in turn, so the ids are this backend's)."""
+    db = module_db_location("shared")
+    _SHARED_IDS.clear()
+    _SHARED_IDS.update(seed(db))
+    with recallbox.open(db) as box:
+        box.append_many(
+            "agent:1",
+            [{"role": "tool", "content": ("ab召 %_\\ " * 4000)[: 30_000 + i]} for i in range(20)],
+        )
+    return db
 
 
 ANSWER_DRAIN_TIMEOUT_S = 120
@@ -441,7 +439,7 @@ class Captured(logging.Handler):
 
 
 @pytest.fixture(scope="module")
-def served_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[recallbox.Box]:
+def served_box(shared_db: Path | str) -> Iterator[recallbox.Box]:
     """One Box for the whole property test, as a running server holds one.
 
     Trigger: an other-memory answer of a 100 000-character identifier query runs past
@@ -449,7 +447,7 @@ def served_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[recallbox.B
     ThreadingViolationError (reported; box/storage are being reworked). Outcome: the Box is
     closed once, after the last running answer ended.
     """
-    box = recallbox.open(shared_db(tmp_path_factory))
+    box = recallbox.open(shared_db)
     yield box
     deadline = time.monotonic() + ANSWER_DRAIN_TIMEOUT_S
     while box._answers.running and time.monotonic() < deadline:

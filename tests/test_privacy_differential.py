@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +23,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import recallbox
-from backends import BACKENDS
-from postgres_server import PostgresTestServer
+from backends import DbLocation
 from recallbox.cli import cli
 from recallbox.mcp_server import build_server
 
@@ -87,74 +84,63 @@ class World:
     unknown_handle: str = "o_ffffffffffffffff"
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def world(request: pytest.FixtureRequest) -> Iterator[World]:
+@pytest.fixture(scope="module")
+def world(
+    module_db_location: DbLocation,
+    module_db_copy: Callable[[str, str], Path | str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[World]:
     """The canaries' store, on each backend (module-wide: every interface reads the same)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        db: Path | str = root / "privacy.db"
-        copies: list[str] = []
-        server: PostgresTestServer | None = None
-        if request.param == "postgres":
-            server = request.getfixturevalue("postgres_server")
-            name = server.checkout()
-            db = server.url(name)
+    root = tmp_path_factory.mktemp("privacy")
+    db = module_db_location("privacy")
 
-        def copy(new: str) -> Path | str:
-            if server is None:
-                target = root / f"{new}.db"
-                shutil.copy(db, target)
-                return target
-            copies.append(server.create_database(template=name))
-            return server.url(copies[-1])
+    def copy(new: str) -> Path | str:
+        return module_db_copy("privacy", new)
 
-        (root / "secret-session.jsonl").write_text(transcript(SESSION_X, EXCLUDED), "utf-8")
-        (root / "percall-session.jsonl").write_text(transcript(SESSION_P, PER_CALL), "utf-8")
-        with recallbox.open(db) as box:
-            box.append("ops", "user", "deploy billing to staging-03")
-            box.append("ops", "assistant", "done; billing is up")
-            secret = box.append(
-                "vault",
-                "assistant",
-                f"the build tag is {QUARANTINED}",
-                tool_calls=[
-                    {"id": "c", "name": "bash", "arguments": {"cmd": f"echo {QUARANTINED}"}}
-                ],
-            )
-            stored = box.store_tool_output(
-                "ok\n" * 6_000 + f"ERROR {QUARANTINED}\n", channel="vault", tool="bash"
-            )
-            sourced = box.store_tool_output(
-                "ok\n" * 6_000 + f"ERROR {EXCLUDED}\n", source=str(root / "secret-session.jsonl")
-            )
-            report = box.import_transcripts(
-                "claude-code", [root / "secret-session.jsonl", root / "percall-session.jsonl"]
-            )
-            (channel,) = report.files[0].channels  # keyed by file stem or session id
-            excluded = box.messages(channel)[0]
-            box.remember(f"the release build needs {MEMORY_C} set", type="pitfall")
-            box.add_document(f"# Notes\n\n## Builds\n\nThe tag is {DOC_C}.\n", SECRET_DOC)
-            box.add_document("# Public\n\n## Deploys\n\nDeploy billing daily.\n", "public.md")
-            repo = root / "repo"
-            repo.mkdir()
-            (repo / SECRET_CODE).write_text(
-                f'def build_tag():\n    """{CODE_C} is the build tag."""\n    return 1\n', "utf-8"
-            )
-            (repo / "public_mod.py").write_text("def deploy():\n    return 2\n", "utf-8")
-            box.index_code(repo, scope="repo")
-            for canary, domain in ((MEMORY_C, "memory"), (DOC_C, "knowledge"), (CODE_C, "code")):
-                found = box.recall(canary, domains=[domain]).buckets[domain].hits
-                assert found, f"{canary} is not found in {domain} before the policy"
-            box.quarantine("vault")
-            box.exclude_source("secret-session.jsonl")
-            box.exclude_source("MEMORY.md")
-            box.exclude_source(SECRET_DOC)
-            box.exclude_source(SECRET_CODE)
-            assert stored.handle is not None and sourced.handle is not None
-        yield World(db, copy, secret.id, excluded.id, channel, stored.handle, sourced.handle)
-        if server is not None:
-            for database in [name, *copies]:
-                server.checkin(database)
+    (root / "secret-session.jsonl").write_text(transcript(SESSION_X, EXCLUDED), "utf-8")
+    (root / "percall-session.jsonl").write_text(transcript(SESSION_P, PER_CALL), "utf-8")
+    with recallbox.open(db) as box:
+        box.append("ops", "user", "deploy billing to staging-03")
+        box.append("ops", "assistant", "done; billing is up")
+        secret = box.append(
+            "vault",
+            "assistant",
+            f"the build tag is {QUARANTINED}",
+            tool_calls=[
+                {"id": "c", "name": "bash", "arguments": {"cmd": f"echo {QUARANTINED}"}}
+            ],
+        )
+        stored = box.store_tool_output(
+            "ok\n" * 6_000 + f"ERROR {QUARANTINED}\n", channel="vault", tool="bash"
+        )
+        sourced = box.store_tool_output(
+            "ok\n" * 6_000 + f"ERROR {EXCLUDED}\n", source=str(root / "secret-session.jsonl")
+        )
+        report = box.import_transcripts(
+            "claude-code", [root / "secret-session.jsonl", root / "percall-session.jsonl"]
+        )
+        (channel,) = report.files[0].channels  # keyed by file stem or session id
+        excluded = box.messages(channel)[0]
+        box.remember(f"the release build needs {MEMORY_C} set", type="pitfall")
+        box.add_document(f"# Notes\n\n## Builds\n\nThe tag is {DOC_C}.\n", SECRET_DOC)
+        box.add_document("# Public\n\n## Deploys\n\nDeploy billing daily.\n", "public.md")
+        repo = root / "repo"
+        repo.mkdir()
+        (repo / SECRET_CODE).write_text(
+            f'def build_tag():\n    """{CODE_C} is the build tag."""\n    return 1\n', "utf-8"
+        )
+        (repo / "public_mod.py").write_text("def deploy():\n    return 2\n", "utf-8")
+        box.index_code(repo, scope="repo")
+        for canary, domain in ((MEMORY_C, "memory"), (DOC_C, "knowledge"), (CODE_C, "code")):
+            found = box.recall(canary, domains=[domain]).buckets[domain].hits
+            assert found, f"{canary} is not found in {domain} before the policy"
+        box.quarantine("vault")
+        box.exclude_source("secret-session.jsonl")
+        box.exclude_source("MEMORY.md")
+        box.exclude_source(SECRET_DOC)
+        box.exclude_source(SECRET_CODE)
+        assert stored.handle is not None and sourced.handle is not None
+    yield World(db, copy, secret.id, excluded.id, channel, stored.handle, sourced.handle)
 
 
 def same(produce: Callable[[str], Any], canaries: tuple[str, ...] = CANARIES) -> None:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox import THREAD_SEARCH_MAX_CHARS, InvalidArgument, NotFound
 from recallbox.domains.message_view import MESSAGE_HEADER
 from recallbox.text.normalize import escape_for_audit
@@ -106,8 +107,8 @@ def test_pages_reassemble_the_full_text(box: recallbox.Box, size: int) -> None:
 
 @settings(max_examples=30)
 @given(st.text(max_size=40_000), st.sampled_from(["audit", "model"]))
-def test_any_message_pages_back_exactly(text: str, view: str) -> None:
-    with recallbox.open(":memory:") as box:
+def test_any_message_pages_back_exactly(db_location: DbLocation, text: str, view: str) -> None:
+    with recallbox.open(db_location("pages")) as box:
         message = box.append("t", "tool", text)
         full, _ = read_all(box, message.id, view)
         if view == "audit":

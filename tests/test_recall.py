@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.domains import registry
 from recallbox.domains.base import SearchContext
 from recallbox.recall import (
@@ -323,9 +324,9 @@ TEXTS = st.lists(
     budget=st.integers(MIN_RECALL_BUDGET_CHARS, RECALL_MAX_BUDGET_CHARS),
 )
 def test_render_fits_the_budget_and_every_id_is_whole(
-    contents: list[str], query: str, budget: int
+    db_location: DbLocation, contents: list[str], query: str, budget: int
 ) -> None:
-    with recallbox.open(":memory:") as box:
+    with recallbox.open(db_location("render", fresh=True)) as box:
         stored = {
             box.append(f"t{i % 3}", "user", text).id for i, text in enumerate(contents)
         }

@@ -274,11 +274,11 @@ def test_recall_over_five_domains_writes_nothing_but_the_hit_log(
 
 
 @pytest.fixture(scope="module")
-def big() -> Iterator[recallbox.Box]:
-    """Every domain with more than a 12 000-character budget can show."""
+def big(module_db_location: DbLocation) -> Iterator[recallbox.Box]:
+    """Every domain with more than a 12 000-character budget can show (on each backend)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        with recallbox.open(root / "big.db") as box:
+        with recallbox.open(module_db_location("big")) as box:
             fill(box, root)
             for i in range(30):
                 box.append(f"t{i % 4}", "user", f"{COMMON} incident {i} " + "detail " * 120)

@@ -214,8 +214,8 @@ STRESS_RESULT_CHARS = 60_000
 
 
 @pytest.fixture(scope="module")
-def stress_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[recallbox.Box]:
-    path = tmp_path_factory.mktemp("stress") / "stress.db"
+def stress_box(module_db_location: DbLocation) -> Iterator[recallbox.Box]:
+    path = module_db_location("stress")
     half = STRESS_RESULT_CHARS // 2
     with recallbox.open(path) as box:
         box.append_many(
@@ -338,8 +338,8 @@ MESSAGE = st.fixed_dictionaries(
 
 
 @pytest.fixture(scope="module")
-def prop_box() -> Iterator[recallbox.Box]:
-    with recallbox.open(":memory:") as box:
+def prop_box(module_db_location: DbLocation) -> Iterator[recallbox.Box]:
+    with recallbox.open(module_db_location("prop")) as box:
         yield box
 
 
@@ -372,6 +372,7 @@ NEEDLE = st.text(CHAR, min_size=3, max_size=40).filter(
     data=st.data(),
 )
 def test_a_planted_needle_is_found_unless_the_literal_part_is_full(
+    db_location: DbLocation,
     needle: str,
     before: list[str],
     after: list[str],
@@ -381,7 +382,7 @@ def test_a_planted_needle_is_found_unless_the_literal_part_is_full(
     data: st.DataObject,
 ) -> None:
     channel = data.draw(st.sampled_from(["t1", "t2"]))
-    with recallbox.open(":memory:") as box:
+    with recallbox.open(db_location("needle", fresh=True)) as box:
         box.answerer = lambda q, c: ""
         box.append_many(
             "t2", [{"role": "user", "content": t} for t in before + after] or [{"role": "user"}]

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.text.compress import EXPAND_HEADER, TOOL_OUTPUT_MAX_CHARS
 from recallbox.text.render import unescape_stored
 from recallbox.text.spans import identifiers
@@ -133,8 +134,8 @@ def test_arguments_are_checked(box: recallbox.Box) -> None:
         max_size=200,
     ).map("".join)
 )
-def test_any_output_round_trips(text: str) -> None:
-    with recallbox.open(":memory:") as box:
+def test_any_output_round_trips(db_location: DbLocation, text: str) -> None:
+    with recallbox.open(db_location("outputs")) as box:
         stored = box.store_tool_output(text)
         assert len(stored.view) <= TOOL_OUTPUT_MAX_CHARS
         if stored.handle is None:

@@ -478,11 +478,11 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class PurgeReport:
-    """What ``box.purge`` removed, and whether the erasure reached the ``-wal`` file.
+    """What ``box.purge`` removed, and whether the erasure reached every copy of the bytes.
 
-    ``wal_truncated`` is ``False`` when another connection kept reading through every
-    checkpoint attempt: the rows are gone, but old copies may remain as ``-wal`` frames until
-    the next checkpoint (run ``recallbox purge`` again, or ``doctor``, once readers are done).
+    ``wal_truncated``: ``False`` when a reader held the ``-wal`` through every checkpoint (run
+    ``recallbox purge`` or ``doctor`` again later). ``physical``: ``False`` while old bytes stay
+    in PostgreSQL's table files, until ``vacuum_full`` rewrites them (``tables_rewritten``).
     """
 
     messages: int
@@ -497,7 +497,4 @@ class PurgeReport:
     files: int = 0
     """Code files purged (with their symbols and edges)."""
     physical: bool = True
-    """``False`` when the rows are gone for every reader but their old bytes stay in the
-    server's table files until they are rewritten (PostgreSQL without ``vacuum_full``)."""
     tables_rewritten: int = 0
-    """Tables rewritten by ``vacuum_full`` (PostgreSQL's ``VACUUM FULL``)."""

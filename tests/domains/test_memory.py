@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.domains.base import SearchContext
 from recallbox.domains.memory import MEMORY
 from recallbox.domains.memory_ops import MEMORY_TEXT_MAX_CHARS, memory_write, remember
@@ -131,8 +132,8 @@ TEXTS = st.text(
 
 @settings(max_examples=60)
 @given(text=TEXTS, title=st.none() | st.text(max_size=40))
-def test_remember_round_trips_any_text(tmp_path_factory: pytest.TempPathFactory, text: str, title: str | None) -> None:  # fmt: skip
-    with recallbox.open(tmp_path_factory.mktemp("m") / "m.db") as box:
+def test_remember_round_trips_any_text(db_location: DbLocation, text: str, title: str | None) -> None:  # fmt: skip
+    with recallbox.open(db_location("m", fresh=True)) as box:
         if not normalize_text(text).strip():
             return
         entry = box.remember(text, title=title)

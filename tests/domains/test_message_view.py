@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox import THREAD_SEARCH_MAX_CHARS, InvalidArgument, NotFound, Page
 from recallbox.domains.message_view import MESSAGE_HEADER, clip, format_page
 from recallbox.text.normalize import escape_for_audit
@@ -37,8 +38,10 @@ def bodies(found: list[Page]) -> list[str]:
 
 @settings(max_examples=25)
 @given(st.text(max_size=40_000), st.sampled_from(["audit", "model"]))
-def test_pages_tile_the_full_text_and_format_as_read_message(text: str, view: str) -> None:
-    with recallbox.open(":memory:") as box:
+def test_pages_tile_the_full_text_and_format_as_read_message(
+    db_location: DbLocation, text: str, view: str
+) -> None:
+    with recallbox.open(db_location("pages")) as box:
         message = box.append("t", "tool", text)
         found = pages(box, message.id, view)
         total = found[0].total_chars

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.domains.context import FAILURE_REASON, MEMORY_HEADER
 from recallbox.domains.context_source import unavailable
 from recallbox.domains.memory_ops import memory_write
@@ -200,9 +201,9 @@ ENTRY = st.lists(WORDS | st.text(min_size=1, max_size=12), min_size=1, max_size=
     query=st.lists(WORDS, min_size=1, max_size=4).map(" ".join),
 )
 def test_a_slice_stays_within_2000_tokens_and_3_sections(
-    tmp_path_factory: pytest.TempPathFactory, bodies: list[str], query: str
+    db_location: DbLocation, bodies: list[str], query: str
 ) -> None:
-    with recallbox.open(tmp_path_factory.mktemp("rc") / "rc.db") as box:
+    with recallbox.open(db_location("rc", fresh=True)) as box:
         types = recallbox.MEMORY_TYPES
         doc = ""
         for i, body in enumerate(bodies):

@@ -151,8 +151,8 @@ FLAGS = st.sampled_from(["ok", "ok", "ok", "pending", "hidden", "event", "supers
     picks=st.lists(st.integers(0, 39), max_size=8),
     budget=st.integers(200, 6_000),
 )
-def test_pending_and_excluded_messages_never_appear(layout, picks, budget, tmp_path_factory):
-    path = tmp_path_factory.mktemp("render") / "x.db"
+def test_pending_and_excluded_messages_never_appear(layout, picks, budget, db_location):
+    path = db_location("render", fresh=True)
     with recallbox.open(path) as box:
         messages, excluded = [], set()
         for index, (thread_number, flag) in enumerate(layout):

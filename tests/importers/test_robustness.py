@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recallbox
+from backends import DbLocation
 from recallbox.errors import NotFound
 from recallbox.importers import PARSERS, Compaction, ImportedMessage
 
@@ -91,14 +92,18 @@ def test_a_missing_file_raises_not_found(tmp_path: Path):
                 parser(tmp_path / f"missing{suffix}")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
     first=st.lists(lines, max_size=6),
     more=st.lists(lines, max_size=4),
     format_name=st.sampled_from(sorted(PARSERS)),
 )
 def test_importing_any_file_never_fails_and_keeps_the_store_healthy(
-    first: list[str], more: list[str], format_name: str
+    db_location: DbLocation, first: list[str], more: list[str], format_name: str
 ):
     def text(content: list[str]) -> str:
         return "".join(line.replace("\n", " ").replace("\r", " ") + "\n" for line in content)
@@ -106,7 +111,7 @@ def test_importing_any_file_never_fails_and_keeps_the_store_healthy(
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "session.jsonl"
         path.write_text(text(first), encoding="utf-8", errors="surrogatepass")
-        with recallbox.open(Path(directory) / "x.db") as box:
+        with recallbox.open(db_location("x", fresh=True)) as box:
             imported(box.import_transcripts(format_name, path))
             with path.open("a", encoding="utf-8", errors="surrogatepass") as stream:
                 stream.write(text(more))

@@ -1,6 +1,6 @@
 """Concurrent writers, continued (#15 item 1): the import hook (``recallbox hook claude-code``
 through the real CLI), an MCP server driven by the real SDK client calling ``remember``, and
-``decay``, on one SQLite file with an appender, ``remember``, a Codex import, ``embed --all``
+``decay``, on one store (each backend) with an appender, ``remember``, a Codex import, ``embed --all``
 and a reader — no lost write, no duplicate, no "database is locked" anywhere (the MCP server's
 log included), each entry in the state its last acknowledged decay gave it, the hooked threads
 equal to a fresh import of their transcripts."""
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backends import DbLocation
 from reliability.harness.ack import read_acks
 from reliability.harness.concurrency import Role, run_concurrently
 from reliability.harness.jobs_writers import DECAY_ENTRIES
@@ -21,7 +22,9 @@ HOOK_CALLS = 3
 HOOKS = 2
 
 
-def test_hooks_an_mcp_server_and_decay_write_alongside_the_others(tmp_path: Path) -> None:
+def test_hooks_an_mcp_server_and_decay_write_alongside_the_others(
+    tmp_path: Path, db_location: DbLocation
+) -> None:
     roles = [
         Role("append", {"channel": "shared", "count": APPENDS}),
         Role("remember", {"count": REMEMBERS}),
@@ -32,7 +35,7 @@ def test_hooks_an_mcp_server_and_decay_write_alongside_the_others(tmp_path: Path
         Role("embed"),
         Role("reader"),
     ]
-    result = run_concurrently(tmp_path, roles)
+    result = run_concurrently(tmp_path, roles, db=db_location("concurrent"))
     assert result.problems == []
     expected = APPENDS + REMEMBERS + MCP_REMEMBERS + DECAY_RUNS + HOOK_CALLS * HOOKS
     assert (result.processes, result.writes) == (9, expected)

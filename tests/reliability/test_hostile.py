@@ -107,8 +107,8 @@ def bounded(call: Callable[[], Any]) -> Any:
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[recallbox.Box]:
-    db = tmp_path_factory.mktemp("hostile") / "hostile.db"
+def seeded(module_db_location: DbLocation) -> Iterator[recallbox.Box]:
+    db = module_db_location("hostile")
     with recallbox.open(db, embedder="hash") as box:
         for i in range(40):
             box.append(f"t{i % 4}", "user", f"deploy staging item{i} 中文检索 pg-primary-9")
@@ -311,7 +311,7 @@ FORMAT_FILES = {
     terminated=st.booleans(),
 )
 def test_any_importer_lines_import_or_are_skipped(
-    lines: list[str], fmt: str, terminated: bool
+    db_location: DbLocation, lines: list[str], fmt: str, terminated: bool
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / FORMAT_FILES[fmt]
@@ -320,7 +320,7 @@ def test_any_importer_lines_import_or_are_skipped(
             encoding="utf-8",
             errors="surrogatepass",
         )
-        with recallbox.open(Path(tmp) / "i.db") as box:
+        with recallbox.open(db_location("i", fresh=True)) as box:
             report = bounded(lambda: box.import_transcripts(fmt, [path]))
             assert isinstance(report, recallbox.ImportReport), report
             # Only #17's refusal of a new file that made nothing and looks like another format

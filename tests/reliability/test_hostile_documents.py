@@ -120,12 +120,12 @@ def _write(root: Path, files: list[tuple[str, bytes]]) -> list[Path]:
     docs=st.lists(document_bytes, min_size=1, max_size=4), suffix=st.sampled_from([".md", ".txt"])
 )
 def test_any_markdown_file_is_indexed_or_skipped_with_a_reason(
-    docs: list[bytes], suffix: str
+    db_location: DbLocation, docs: list[bytes], suffix: str
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "docs"
         _write(root, [(f"d{i}{suffix}", data) for i, data in enumerate(docs)])
-        with recallbox.open(Path(tmp) / "k.db") as box:
+        with recallbox.open(db_location("k", fresh=True)) as box:
             report = bounded(lambda: box.sync_directory(root))
             assert isinstance(report, recallbox.SyncReport), report
             counted = report.files_added + report.files_changed + report.files_unchanged
@@ -140,10 +140,16 @@ def test_any_markdown_file_is_indexed_or_skipped_with_a_reason(
             healthy(box)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=markdown_text, source=st.one_of(hostile_line, st.sampled_from(["a.md", "b.txt"])))
-def test_add_document_takes_any_text_or_refuses_it_by_name(text: str, source: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp, recallbox.open(Path(tmp) / "k.db") as box:
+def test_add_document_takes_any_text_or_refuses_it_by_name(
+    db_location: DbLocation, text: str, source: str
+) -> None:
+    with recallbox.open(db_location("k", fresh=True)) as box:
         sections = bounded(lambda: box.add_document(text, source))
         if isinstance(sections, recallbox.RecallError):
             assert isinstance(sections, recallbox.InvalidArgument), sections
@@ -225,8 +231,8 @@ def _apply(exported: str, edits: list[tuple[str, str | None]], seed: int) -> str
 @given(
     text=st.one_of(st.tuples(edited_memory_md(), st.integers(0, 1000)), markdown_text),
 )
-def test_any_memory_md_is_imported_or_refused_whole(text: Any) -> None:
-    with tempfile.TemporaryDirectory() as tmp, recallbox.open(Path(tmp) / "m.db") as box:
+def test_any_memory_md_is_imported_or_refused_whole(db_location: DbLocation, text: Any) -> None:
+    with recallbox.open(db_location("m", fresh=True)) as box:
         exported = _seeded_memory(box)
         source = _apply(exported, *text) if isinstance(text, tuple) else text
         before = [dataclasses.astuple(e) for e in box.memories()]
@@ -245,11 +251,14 @@ def test_any_memory_md_is_imported_or_refused_whole(text: Any) -> None:
 
 @settings(max_examples=EXAMPLES // 3, deadline=None)
 @given(data=document_bytes, as_json=st.booleans())
-def test_memory_import_of_any_file_exits_cleanly(data: bytes, as_json: bool) -> None:
+def test_memory_import_of_any_file_exits_cleanly(
+    db_location: DbLocation, data: bytes, as_json: bool
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "MEMORY.md"
         path.write_bytes(data)
-        argv = ["--db", str(Path(tmp) / "m.db"), "memory", "import", str(path)]
+        db = db_location("m", fresh=True)
+        argv = ["--db", str(db), "memory", "import", str(path)]
         CALLS[0] += 1
         with watchdog():
             result = CliRunner().invoke(cli, argv + (["--json"] if as_json else []), obj={})
@@ -257,7 +266,7 @@ def test_memory_import_of_any_file_exits_cleanly(data: bytes, as_json: bool) -> 
         assert result.exit_code in (0, 2), (result.exit_code, result.stderr)
         if result.exit_code and not as_json:
             assert [x for x in result.stderr.splitlines() if x.startswith("Error: ")], result.stderr
-        with recallbox.open(Path(tmp) / "m.db") as box:
+        with recallbox.open(db) as box:
             healthy(box)
 
 
@@ -284,11 +293,13 @@ code_bytes = st.one_of(
 @given(
     files=st.lists(st.tuples(st.sampled_from(CODE_SUFFIXES), code_bytes), min_size=1, max_size=5)
 )
-def test_any_code_file_is_indexed_or_skipped_with_a_reason(files: list[tuple[str, bytes]]) -> None:
+def test_any_code_file_is_indexed_or_skipped_with_a_reason(
+    db_location: DbLocation, files: list[tuple[str, bytes]]
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         _write(repo, [(f"pkg/m{i}{suffix}", data) for i, (suffix, data) in enumerate(files)])
-        with recallbox.open(Path(tmp) / "c.db") as box:
+        with recallbox.open(db_location("c", fresh=True)) as box:
             report = bounded(lambda: box.index_code(repo, "app"))
             assert isinstance(report, CodeIndexReport), report
             counted = report.files_parsed + report.files_unchanged + sum(report.skipped.values())

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 import recallbox
+from backends import DbLocation
 from recallbox.cli import cli
 from recallbox.hooks import handle_claude_code_hook
 from recallbox.text.render import LINE_BREAKS
@@ -167,9 +168,12 @@ class Planted:
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
+def planted(
+    tmp_path_factory: pytest.TempPathFactory, module_db_location: DbLocation
+) -> Iterator[Planted]:
+    """The planted store, on each backend."""
     root = tmp_path_factory.mktemp("injection")
-    with recallbox.open(root / "inj.db") as box:
+    with recallbox.open(module_db_location("inj")) as box:
         yield Planted(box, root)
 
 

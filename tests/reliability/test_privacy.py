@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from backends import DbLocation
 from reliability.harness.canaries import SURFACES, Planted, Surface, plant, same_as_nothing, scan
 
 CI_THREADS, CI_PER_THREAD = 40, 50
@@ -24,8 +25,14 @@ def _count(surface: Surface, default: int) -> int:
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
-    return plant(tmp_path_factory.mktemp("canaries"), threads=CI_THREADS, per_thread=CI_PER_THREAD)
+def planted(tmp_path_factory: pytest.TempPathFactory, module_db_location: DbLocation) -> Planted:
+    """The planted session, on each backend."""
+    return plant(
+        tmp_path_factory.mktemp("canaries"),
+        threads=CI_THREADS,
+        per_thread=CI_PER_THREAD,
+        db=module_db_location("canaries"),
+    )
 
 
 @pytest.mark.parametrize("surface", SURFACES, ids=[s.name for s in SURFACES])

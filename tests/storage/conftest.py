@@ -1,8 +1,9 @@
 """The storage backends the contract suite (``tests/storage/contract/``) runs against.
 
 ``store_factory(name)`` opens a store on the database called ``name`` (a fresh, empty one the
-first time; the same one again on a second call, as a second connection would), and closes
-every store it opened when the test ends. A new backend adds one branch to :func:`_open` and
+first time; the same one again on a second call, as a second connection would; with
+``fresh=True`` the stores already open on it are closed and it is emptied first: a new example
+of a property test), and closes every store it opened when the test ends. A new backend adds one branch to :func:`_open` and
 one entry to ``tests/conftest.py``'s ``BACKENDS``; the contract suite itself does not change.
 """
 
@@ -20,7 +21,7 @@ from recallbox.storage.sqlite.store import SQLiteStore
 
 
 class StoreFactory(Protocol):
-    def __call__(self, name: str = "main") -> Store: ...
+    def __call__(self, name: str = "main", *, fresh: bool = False) -> Store: ...
 
 
 def _open(location: Path | str) -> Store:
@@ -30,14 +31,18 @@ def _open(location: Path | str) -> Store:
 
 
 @pytest.fixture
-def store_factory(db_location: Callable[[str], Path | str]) -> Iterator[StoreFactory]:
-    opened: list[Store] = []
+def store_factory(db_location: Callable[..., Path | str]) -> Iterator[StoreFactory]:
+    opened: dict[str, list[Store]] = {}
 
-    def make(name: str = "main") -> Store:
-        store = _open(db_location(name))
-        opened.append(store)
+    def make(name: str = "main", *, fresh: bool = False) -> Store:
+        if fresh:  # a new example of a property test: the old stores go, the database empties
+            for old in opened.pop(name, []):
+                old.close()
+        store = _open(db_location(name, fresh=fresh))
+        opened.setdefault(name, []).append(store)
         return store
 
     yield make
-    for store in opened:
-        store.close()
+    for stores in opened.values():
+        for store in stores:
+            store.close()

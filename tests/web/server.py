@@ -45,7 +45,7 @@ def _first_line(process: subprocess.Popen[str]) -> str:
     return line[0].rstrip("\n")
 
 
-def launch(db: Path, home: Path, *extra: str) -> subprocess.Popen[str]:
+def launch(db: Path | str, home: Path, *extra: str) -> subprocess.Popen[str]:
     """Start ``recallbox ui --db DB --port 0 EXTRA…`` (not waiting)."""
     env = {**os.environ, "RECALLBOX_HOME": str(home)}
     env.pop("RECALLBOX_UI_TOKEN", None)
@@ -68,7 +68,7 @@ def stop(process: subprocess.Popen[str]) -> tuple[int, str]:
 
 
 @contextmanager
-def running(db: Path, home: Path, *extra: str) -> Iterator[Server]:
+def running(db: Path | str, home: Path, *extra: str) -> Iterator[Server]:
     """The inspector over ``db`` on a free port, stopped (Ctrl-C) on exit."""
     process = launch(db, home, *extra)
     try:

@@ -35,6 +35,7 @@ from tests.web.fixture_store import (
 from tests.web.server import Server, running
 
 import recallbox
+from backends import DbLocation
 from recallbox.web.render import message_url, thread_url
 
 CANARIES = (CANARY_QUARANTINED, CANARY_EXCLUDED)
@@ -50,7 +51,7 @@ ATTACKER = "http://attacker.invalid/"
 class Site:
     server: Server
     fixture: Fixture
-    db: Path
+    db: Path | str
 
 
 @pytest.fixture(scope="module")
@@ -61,18 +62,19 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-def _make_site(folder: Path) -> tuple[Path, Fixture]:
-    db = folder / "inspector.db"
+def _make_site(db: Path | str, folder: Path) -> Fixture:
     with recallbox.open(db) as box:
-        fixture = build_fixture(box, folder)
-    return db, fixture
+        return build_fixture(box, folder)
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    """A read-only site: tests that change the policy start their own."""
+def site(
+    tmp_path_factory: pytest.TempPathFactory, module_db_location: DbLocation
+) -> Iterator[Site]:
+    """A read-only site (on each backend): tests that change the policy start their own."""
     folder = tmp_path_factory.mktemp("site")
-    db, fixture = _make_site(folder)
+    db = module_db_location("inspector")
+    fixture = _make_site(db, folder)
     with running(db, folder / "home") as server:
         yield Site(server, fixture, db)
 
@@ -186,9 +188,10 @@ def test_inventory_pages_show_their_items(page: Page, site: Site) -> None:
 
 
 def test_canaries_appear_nowhere_then_return_through_the_policy_form(
-    browser: Browser, tmp_path: Path
+    browser: Browser, tmp_path: Path, db_location: DbLocation
 ) -> None:
-    db, fixture = _make_site(tmp_path)
+    db = db_location("inspector")
+    fixture = _make_site(db, tmp_path)
     with running(db, tmp_path / "home") as server:
         context = browser.new_context(viewport=WIDE)
         page = context.new_page()

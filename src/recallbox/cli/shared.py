@@ -270,31 +270,6 @@ def _exists(location: str) -> bool:
     return _is_url(location) or Path(location).expanduser().exists()
 
 
-def location_exists(location: str) -> bool:
-    """Whether ``location`` names something already there (a URL always does)."""
-    return _exists(location)
-
-
-def resolve_location(location: str, use: DbUse) -> str:
-    """An explicit database ``location`` (``migrate --from``/``--to``), as :data:`DATABASE_USE`
-    treats an explicit ``--db``.
-
-    Raises:
-        InvalidArgument: an empty location.
-        StoreUnavailable: a directory, or a missing path for a command that only reads it.
-    """
-    if not location.strip():
-        raise InvalidArgument("a database location is empty; pass a path or a postgresql:// URL")
-    if _is_url(location):
-        return location
-    path = Path(location).expanduser()
-    if path.is_dir():
-        raise StoreUnavailable(f"{clip(location)} is a directory; name a database file")
-    if use is DbUse.REQUIRES and not path.exists():
-        raise StoreUnavailable(f"no database at {clip(location)} (run `recallbox init`)")
-    return str(path)
-
-
 def resolve_db(ctx: click.Context, use: DbUse) -> str:
     """The database location for this command, applying :data:`DATABASE_USE`.
 

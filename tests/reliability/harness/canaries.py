@@ -37,7 +37,7 @@ QUARANTINE_PREFIX = "quarantined"
 class Planted:
     """A planted session: where it is, what is denied and what may be queried."""
 
-    db: Path
+    db: Path | str  # a SQLite file or a PostgreSQL URL
     work: Path
     pairs: list[tuple[str, str]] = field(default_factory=list)  # (query canary, leak canary)
     denied_ids: list[str] = field(default_factory=list)
@@ -64,13 +64,15 @@ def canary(rng: random.Random) -> str:
     return CANARY_PREFIX + "".join(rng.choice("abcdefghjkmnpqrstuvwxyz") for _ in range(10))
 
 
-def plant(root: Path, *, threads: int, per_thread: int, seed: int = 0) -> Planted:
-    """A randomized session (see the module docstring). One thread in five is quarantined;
-    two transcripts are imported from sources that are then excluded (one excluded by name,
-    one by a hard link to it)."""
+def plant(
+    root: Path, *, threads: int, per_thread: int, seed: int = 0, db: Path | str | None = None
+) -> Planted:
+    """A randomized session (see the module docstring) in ``db`` (``root/canaries.db`` by
+    default). One thread in five is quarantined; two transcripts are imported from sources
+    that are then excluded (one excluded by name, one by a hard link to it)."""
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
-    planted = Planted(root / "canaries.db", root)
+    planted = Planted(root / "canaries.db" if db is None else db, root)
     with recallbox.open(planted.db, embedder="hash") as box:
         for t in range(threads):
             denied = t % 5 == 2
@@ -411,7 +413,7 @@ def log_files(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
     files = sorted((p.work / "home").rglob("*"))
     yield "home listing", "\n".join(map(str, files))
     for path in files:
-        if path.is_file() and not path.name.startswith(p.db.name):
+        if path.is_file() and not (isinstance(p.db, Path) and path.name.startswith(p.db.name)):
             yield f"file {path}", path.read_text(encoding="utf-8", errors="replace")
 
 

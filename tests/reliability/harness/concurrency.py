@@ -45,10 +45,13 @@ class ConcurrencyResult:
     problems: list[str] = field(default_factory=list)
 
 
-def run_concurrently(root: Path, roles: list[Role], *, seed: int = 0) -> ConcurrencyResult:
-    """Run ``roles`` at once on ``root/concurrent.db`` (see the module docstring)."""
+def run_concurrently(
+    root: Path, roles: list[Role], *, seed: int = 0, db: Path | str | None = None
+) -> ConcurrencyResult:
+    """Run ``roles`` at once on ``db`` (``root/concurrent.db`` by default, or a PostgreSQL
+    URL; see the module docstring)."""
     (root / "home").mkdir(parents=True, exist_ok=True)
-    env = JobEnv(root / "concurrent.db", root, seed)
+    env = JobEnv(root / "concurrent.db" if db is None else db, root, seed)
     with recallbox.open(env.db):
         pass  # created (and migrated) once, before the crowd
     for role in roles:  # inputs: transcripts to import, messages to embed

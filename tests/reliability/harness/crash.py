@@ -51,12 +51,15 @@ def _run_to_end(
     return code, time.monotonic() - started, child.stderr()
 
 
-def crash_series(kind: str, root: Path, kills: int, *, seed: int = 0) -> CrashResult:
-    """Kill ``kind`` ``kills`` times (see the module docstring)."""
+def crash_series(
+    kind: str, root: Path, kills: int, *, seed: int = 0, db: Path | str | None = None
+) -> CrashResult:
+    """Kill ``kind`` ``kills`` times (see the module docstring) on ``db`` (a file
+    ``root/<kind>/crash.db`` by default, or a PostgreSQL URL)."""
     job = JOB_KINDS[kind]
     work = root / kind
     (work / "home").mkdir(parents=True, exist_ok=True)
-    env = JobEnv(work / "crash.db", work, seed)
+    env = JobEnv(work / "crash.db" if db is None else db, work, seed)
     acks = work / "acks.jsonl"
     rng = random.Random(f"crash:{seed}:{kind}")
     result = CrashResult(kind)

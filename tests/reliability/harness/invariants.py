@@ -13,7 +13,9 @@
 * every acknowledged message and generation exists, with its marker, in its thread.
 
 The structural checks read the file through apsw directly (read-only): they verify what
-``doctor`` does not check yet, and must not depend on the code under test.
+``doctor`` does not check yet, and must not depend on the code under test. On a PostgreSQL
+store (a ``postgresql://`` URL) they run through psycopg, the same checks but
+``integrity_check`` (the server keeps its own pages consistent).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import psycopg
 import sqlite_vec
 
 import recallbox
+from backends import is_postgres
 from reliability.harness import corpus
 
 OWNER_TABLES = {"message": "messages", "transcript_chunk": "transcript_chunks"}
@@ -46,10 +50,12 @@ def _ro(db: Path) -> apsw.Connection:
     return conn
 
 
-def structure_problems(db: Path) -> list[str]:
+def structure_problems(db: Path | str) -> list[str]:
     """The raw structural checks (see the module docstring)."""
+    if is_postgres(db):
+        return _pg_structure_problems(str(db))
     problems: list[str] = []
-    conn = _ro(db)
+    conn = _ro(Path(db))
     try:
         verdict = [r[0] for r in conn.execute("PRAGMA integrity_check")]
         if verdict != ["ok"]:
@@ -112,6 +118,65 @@ def structure_problems(db: Path) -> list[str]:
                     problems.append(f"space {space}: {orphans} vectors of missing {targets} rows")
     finally:
         conn.close()
+    return problems
+
+
+def _pg_structure_problems(url: str) -> list[str]:
+    """:func:`structure_problems` on PostgreSQL (one read-only snapshot)."""
+    problems: list[str] = []
+    with psycopg.connect(url) as conn:
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        for channel, next_seq, count, lo, hi, numbers, open_, firsts in conn.execute(
+            "SELECT t.channel, t.next_seq, count(m.id), min(m.seq), max(m.seq), "
+            "(SELECT array_agg(g.number ORDER BY g.number) FROM generations g "
+            " WHERE g.thread_id = t.id), "
+            "(SELECT count(*) FROM generations g WHERE g.thread_id = t.id AND g.closed_at IS NULL), "
+            "(SELECT array_agg(ARRAY[g.number::text, (SELECT m2.kind FROM messages m2 "
+            "  WHERE m2.generation_id = g.id ORDER BY m2.seq LIMIT 1)] ORDER BY g.number) "
+            " FROM generations g WHERE g.thread_id = t.id AND g.number > 1) "
+            "FROM threads t LEFT JOIN messages m ON m.thread_id = t.id GROUP BY t.id"
+        ).fetchall():
+            if count and (lo != 1 or hi != count or next_seq != hi + 1):
+                problems.append(
+                    f"{channel}: seq {lo}..{hi} over {count} messages, next_seq {next_seq}"
+                )
+            numbers = list(numbers or [])
+            if numbers != list(range(1, len(numbers) + 1)):
+                problems.append(f"{channel}: generations numbered {numbers[:10]}")
+            if open_ != 1:
+                problems.append(f"{channel}: {open_} open generations")
+            for number, first_kind in firsts or []:
+                if first_kind != "compaction_summary":
+                    problems.append(f"{channel}: generation {number} opens with {first_kind}")
+        spaces = conn.execute("SELECT id, owner FROM embedding_spaces").fetchall()
+        for space, owner in spaces:
+            booked = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT target_rowid FROM embeddings WHERE space_id = %s", (space,)
+                )
+            }
+            table = f"vec_space_{space}"
+            exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+            if exists is None or exists[0] is None:
+                if booked:
+                    problems.append(f"space {space}: {len(booked)} bookkept vectors, no {table}")
+                continue
+            stored = {r[0] for r in conn.execute(f"SELECT target_id FROM {table}")}
+            if booked != stored:
+                problems.append(
+                    f"space {space}: {len(booked - stored)} bookkept without a vector, "
+                    f"{len(stored - booked)} vectors without bookkeeping"
+                )
+            targets = OWNER_TABLES.get(owner)
+            if targets:
+                row = conn.execute(
+                    f"SELECT count(*) FROM embeddings e WHERE e.space_id = %s AND NOT EXISTS "
+                    f"(SELECT 1 FROM {targets} x WHERE x.id = e.target_rowid)",
+                    (space,),
+                ).fetchone()
+                if row and row[0]:
+                    problems.append(f"space {space}: {row[0]} vectors of missing {targets} rows")
     return problems
 
 
@@ -239,7 +304,7 @@ def order_problems(box: recallbox.Box, acks: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def check_store(db: Path, acks: list[dict[str, Any]], *, unique: bool = True) -> list[str]:
+def check_store(db: Path | str, acks: list[dict[str, Any]], *, unique: bool = True) -> list[str]:
     """Every generic invariant (see the module docstring); ``unique`` adds the duplicate check."""
     try:
         box = recallbox.open(db)

@@ -43,7 +43,7 @@ IMPORT_TURNS = 60
 class JobContext:
     """What a job sees in its child process."""
 
-    db: Path
+    db: Path | str
     work: Path
     ack: AckLog
     writer: str
@@ -59,7 +59,7 @@ class JobContext:
 class JobEnv:
     """What the parent knows about one job's database and inputs."""
 
-    db: Path
+    db: Path | str  # a SQLite file or a PostgreSQL URL
     work: Path
     seed: int = 0
     runs: int = 0
@@ -96,7 +96,7 @@ class JobKind:
     """Lower-case letters that start this kind's writer names (and so its markers)."""
 
 
-def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, db: Path | str) -> subprocess.CompletedProcess[str]:
     """Run ``recallbox --db DB ARGS`` (the real CLI) under the watchdog."""
     return subprocess.run(
         [sys.executable, "-m", "recallbox", "--db", str(db), *args],
@@ -328,7 +328,7 @@ def run_import_cli(ctx: JobContext) -> None:
     ctx.ack.record(kind="import", output=out[:200])
 
 
-def channel_contents(db: Path, prefix: str) -> dict[str, list[tuple[str, str, bool]]]:
+def channel_contents(db: Path | str, prefix: str) -> dict[str, list[tuple[str, str, bool]]]:
     """Every thread under ``prefix`` as its (role, content, superseded) list, in order."""
     with recallbox.open(db) as box:
         return {

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import recallbox
+from backends import is_postgres
+from recallbox.transfer import migrate_store
 from reliability.harness import corpus
 from reliability.harness.jobs import (
     CLI_TIMEOUT_S,
@@ -88,8 +90,11 @@ def before_decay(env: JobEnv) -> None:
     if env.state.get("crash"):
         pre = env.work / PRE_DB
         _remove_db(pre)
-        with recallbox.open(env.db) as box:
-            box.backup(pre)
+        if is_postgres(env.db):  # no online backup on a server: a copy into a SQLite file
+            migrate_store(str(env.db), str(pre))
+        else:
+            with recallbox.open(env.db) as box:
+                box.backup(pre)
 
 
 def prepare_decay(env: JobEnv) -> None:
@@ -115,7 +120,7 @@ def run_decay(ctx: JobContext) -> None:
             )
 
 
-def memory_state(db: Path) -> tuple[Any, ...]:
+def memory_state(db: Path | str) -> tuple[Any, ...]:
     """Every memory entry (all fields) and the decay watermark of ``db``."""
     with recallbox.open(db) as box:
         entries = sorted(dataclasses.astuple(e) for e in box.memories())
@@ -150,7 +155,7 @@ def check_decay(env: JobEnv, acks: list[dict[str, Any]], *, complete: bool) -> l
     return []
 
 
-def _last_transitions_hold(db: Path, acks: list[dict[str, Any]]) -> list[str]:
+def _last_transitions_hold(db: Path | str, acks: list[dict[str, Any]]) -> list[str]:
     """Concurrently: nobody else moves an entry, so each holds its last acknowledged state."""
     last: dict[str, str] = {}
     for ack in acks:
@@ -237,7 +242,7 @@ def _hook_complaints(stderr: str) -> list[str]:
     ]
 
 
-def _hook_call(db: Path, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+def _hook_call(db: Path | str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "recallbox", "--db", str(db), "hook", "claude-code"],
         input=json.dumps(payload),

@@ -110,7 +110,7 @@ def children_of(pid: int) -> list[int]:
 
 def spawn(
     kind: str,
-    db: Path,
+    db: Path | str,
     work: Path,
     *,
     writer: str,

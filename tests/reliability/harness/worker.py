@@ -28,7 +28,8 @@ def main(argv: list[str]) -> int:
         sys.stdout.flush()
 
     with AckLog(Path(acks)) as ack:
-        job.run(JobContext(Path(db), Path(work), ack, writer, args, ready))
+        location = db if "://" in db else Path(db)  # a PostgreSQL URL, or a SQLite file
+        job.run(JobContext(location, Path(work), ack, writer, args, ready))
     return 0
 
 

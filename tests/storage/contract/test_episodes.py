@@ -19,7 +19,6 @@ from .helpers import DENIALS, deny, row, stored
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 GAP = EPISODE_GAP.total_seconds()
-_names = itertools.count()
 steps = st.lists(
     st.sampled_from([0, 60, 3599, 3600, 3601, 7200, 86_400 * 3, -60, -7200]),
     min_size=1,
@@ -37,7 +36,7 @@ def timed(store: Store, channel: str, times: list[datetime], **fields: object) -
 def test_episode_breaks_equal_the_pure_cut(
     store_factory: StoreFactory, gaps: list[int], lo: int, width: int
 ) -> None:
-    store = store_factory(f"breaks{next(_names)}")
+    store = store_factory("breaks", fresh=True)
     times = list(itertools.accumulate((timedelta(seconds=s) for s in gaps), initial=T0))[1:]
     store.append("t", [row(f"m{i}", created_at=t) for i, t in enumerate(times)])
     messages = store.messages("t")

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.storage.conftest import StoreFactory
 
 import recallbox
 from recallbox.storage.base import (
@@ -172,14 +170,14 @@ RANKED_ROWS = st.lists(
 @settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(RANKED_ROWS, st.integers(1, 12), st.booleans())
 def test_keyword_ranked_top_k_is_the_head_of_the_whole_ranking(
-    store_factory: Callable[[str], Store],
+    store_factory: StoreFactory,
     rows: list[tuple[int, bool, str]],
     limit: int,
     scoped: bool,
 ) -> None:
     # Hidden and other-channel rows often rank best, and scores tie: whatever a top-k
     # fetch skips, the answer is the first ``limit`` of the complete ranking.
-    store = store_factory(f"k{uuid.uuid4().hex}")
+    store = store_factory("ranked", fresh=True)
     for repeats, visible, channel in rows:
         add(store, channel, " ".join(["deploy"] * repeats) + " x" * (4 - repeats),
             model_visible=visible)  # fmt: skip

@@ -3,12 +3,11 @@ and one slice of a generation, checked against the whole-thread audit read."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.storage.conftest import StoreFactory
 
 from recallbox.storage.base import Store
 
@@ -37,14 +36,14 @@ def _build(store: Store, channel: str, steps: list[tuple[bool, int, int]]) -> No
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(STEPS, st.integers(1, 5), st.integers(0, 6), st.integers(1, 4), st.integers(0, 12))
 def test_spans_and_slices_agree_with_the_whole_thread(
-    store_factory: Callable[[str], Store],
+    store_factory: StoreFactory,
     steps: list[tuple[bool, int, int]],
     first: int,
     width: int,
     limit: int,
     head: int,
 ) -> None:
-    store = store_factory(f"t{uuid.uuid4().hex}")
+    store = store_factory("timeline", fresh=True)
     _build(store, "ops", steps)
     _build(store, "other", steps[:3])  # another thread's rows never count
     whole = store.messages("ops")

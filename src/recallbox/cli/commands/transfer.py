@@ -7,9 +7,12 @@ bar per table shows on stderr at a terminal; the result lists every table's veri
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from recallbox.cli.shared import (
+    MEMORY_LOCATION,
     DbUse,
     RecallboxCommand,
     clip,
@@ -17,9 +20,37 @@ from recallbox.cli.shared import (
     emit_json,
     json_option,
     jsonable,
-    location_exists,
-    resolve_location,
 )
+from recallbox.errors import InvalidArgument, StoreUnavailable
+
+
+def _is_url(location: str) -> bool:
+    return location == MEMORY_LOCATION or "://" in location
+
+
+def resolve_location(location: str, use: DbUse) -> str:
+    """An explicit database ``location`` (``--from``/``--to``), as :data:`DATABASE_USE`
+    treats an explicit ``--db``.
+
+    Raises:
+        InvalidArgument: an empty location.
+        StoreUnavailable: a directory, or a missing path for a command that only reads it.
+    """
+    if not location.strip():
+        raise InvalidArgument("a database location is empty; pass a path or a postgresql:// URL")
+    if _is_url(location):
+        return location
+    path = Path(location).expanduser()
+    if path.is_dir():
+        raise StoreUnavailable(f"{clip(location)} is a directory; name a database file")
+    if use is DbUse.REQUIRES and not path.exists():
+        raise StoreUnavailable(f"no database at {clip(location)} (run `recallbox init`)")
+    return str(path)
+
+
+def location_exists(location: str) -> bool:
+    """Whether ``location`` names something already there (a URL always does)."""
+    return _is_url(location) or Path(location).expanduser().exists()
 
 
 @click.command(cls=RecallboxCommand)

@@ -54,9 +54,7 @@ def _stored_chunk(r: Sequence[Any]) -> TranscriptChunk:
 
 def delete_chunks(conn: Connection, rowids: Sequence[int]) -> None:
     """Remove chunks with their vectors and their bookkeeping."""
-    if rowids:
-        vectors.forget(conn, CORPUS_TRANSCRIPT_CHUNK, rowids)
-        conn.execute("DELETE FROM transcript_chunks WHERE id = ANY(%s::bigint[])", (list(rowids),))
+    vectors.delete_rows(conn, CORPUS_TRANSCRIPT_CHUNK, "transcript_chunks", rowids)
 
 
 #: Chunks per ``INSERT`` statement (a long message is thousands of parts).

@@ -96,9 +96,7 @@ def _scope_id(conn: Connection, scope: str) -> int | None:
 
 def _delete_symbols(conn: Connection, rowids: Sequence[int]) -> None:
     """Drop symbols with their vectors and their bookkeeping."""
-    if rowids:
-        vectors.forget(conn, CORPUS_CODE_SYMBOL, rowids)
-        conn.execute("DELETE FROM code_symbols WHERE id = ANY(%s::bigint[])", (list(rowids),))
+    vectors.delete_rows(conn, CORPUS_CODE_SYMBOL, "code_symbols", rowids)
 
 
 def _delete_file(conn: Connection, scope_id: int, path: str) -> None:

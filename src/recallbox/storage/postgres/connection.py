@@ -48,7 +48,7 @@ POOL_MAX_CONNECTIONS = 16
 #: Connections kept open once the store is open (opened in the background after the first):
 #: a recall's domains start on parallel threads, each on a connection of its own, and a
 #: connection opened on demand costs a time limit like first-message recall's 150 ms.
-POOL_WARM_CONNECTIONS = 4
+POOL_WARM_CONNECTIONS = 2
 #: Threads of the pool that open connections (in parallel when several are wanted at once).
 POOL_OPENERS = 2
 #: How long a thread waits for a free connection before the store reports it unavailable.

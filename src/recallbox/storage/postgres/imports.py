@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from recallbox.storage.codecs import content_hash, dump_json, storable
+from recallbox.storage.postgres.branches import superseded_changes
 from recallbox.storage.postgres.connection import PgPool, lock_resource
 from recallbox.storage.postgres.keyword_write import document_of, put_overflow
 from recallbox.storage.postgres.rows import raw_bytes, tool_calls_json
@@ -27,36 +28,6 @@ _FILE_COLUMNS = (
 )
 _RECORD_COLUMNS = "record_key, channel, message_uid, content_hash, sync_id, node, mirror, file_id"
 _NODE_COLUMNS = "uuid, parent, root, side, conversational, line, superseded"
-
-_RESOLVE_SQL = """
-WITH RECURSIVE
-leaf(uuid) AS (
-    SELECT uuid FROM import_nodes
-    WHERE file_id = %(file)s AND side = %(side)s AND root = %(root)s AND conversational
-    ORDER BY line DESC LIMIT 1
-),
-line(uuid) AS MATERIALIZED (
-    SELECT uuid FROM leaf
-    UNION
-    SELECT (SELECT n.parent FROM import_nodes n
-            WHERE n.file_id = %(file)s AND n.uuid = line.uuid AND n.side = %(side)s)
-    FROM line WHERE line.uuid IS NOT NULL
-),
-walk(uuid, sup) AS (
-    SELECT n.uuid, CASE WHEN n.uuid IN (SELECT uuid FROM line WHERE uuid IS NOT NULL) THEN 0
-                        WHEN n.conversational THEN 1 ELSE 0 END
-    FROM import_nodes n WHERE n.file_id = %(file)s AND n.uuid = %(root)s
-    UNION
-    SELECT c.uuid, CASE WHEN c.uuid IN (SELECT uuid FROM line WHERE uuid IS NOT NULL) THEN 0
-                        WHEN c.conversational THEN 1 ELSE w.sup END
-    FROM walk w JOIN import_nodes c
-      ON c.file_id = %(file)s AND c.side = %(side)s AND c.parent = w.uuid
-    WHERE c.root = %(root)s AND c.uuid <> %(root)s
-)
-SELECT w.uuid, max(w.sup) FROM walk w
-JOIN import_nodes n ON n.file_id = %(file)s AND n.uuid = w.uuid
-GROUP BY w.uuid HAVING %(full)s OR max(w.sup) <> max(n.superseded::int)
-"""
 
 
 def _file(row: Sequence[Any]) -> ImportFile:
@@ -257,23 +228,27 @@ class ImportLedgerMixin:
         self, file_id: int, root: str, side: bool, *, full: bool = False
     ) -> list[tuple[str, bool]]:
         changes: list[tuple[str, bool]] = []
-        params = {"file": file_id, "side": bool(side), "root": root, "full": bool(full)}
         with self.pool.transaction() as conn:
-            flipped = conn.execute(_RESOLVE_SQL, params).fetchall()
-            for uuid, sup in flipped:
-                conn.execute(
-                    "UPDATE import_nodes SET superseded = %s WHERE file_id = %s AND uuid = %s",
-                    (bool(sup), file_id, uuid),
-                )
-                rows = conn.execute(
-                    "SELECT r.message_uid, m.superseded_by IS NOT NULL FROM import_records r "
-                    "JOIN messages m ON m.uid = r.message_uid "
-                    "WHERE r.file_id = %s AND r.node = %s AND NOT r.mirror",
-                    (file_id, uuid),
-                ).fetchall()
-                changes.extend(
-                    (str(uid), bool(sup)) for uid, current in rows if bool(current) != bool(sup)
-                )
+            flipped = superseded_changes(conn, file_id, root, bool(side), full=full)
+            if not flipped:
+                return changes
+            uuids = [uuid for uuid, _ in flipped]
+            conn.execute(
+                "UPDATE import_nodes n SET superseded = f.sup FROM unnest(%s::text[], "
+                "%s::boolean[]) AS f(uuid, sup) WHERE n.file_id = %s AND n.uuid = f.uuid",
+                (uuids, [sup for _, sup in flipped], file_id),
+            )
+            rows = conn.execute(
+                "SELECT r.node, r.message_uid, m.superseded_by IS NOT NULL FROM import_records r "
+                "JOIN messages m ON m.uid = r.message_uid "
+                "WHERE r.file_id = %s AND r.node = ANY(%s::text[]) AND NOT r.mirror",
+                (file_id, uuids),
+            ).fetchall()
+        by_node: dict[str, list[tuple[str, bool]]] = {}
+        for node, uid, current in rows:
+            by_node.setdefault(str(node), []).append((str(uid), bool(current)))
+        for uuid, sup in flipped:
+            changes.extend((uid, sup) for uid, current in by_node.get(uuid, ()) if current != sup)
         return changes
 
     # -- messages ----------------------------------------------------------------------------

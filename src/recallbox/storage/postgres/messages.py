@@ -376,26 +376,36 @@ class ThreadMixin:
         }
 
     def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
+        """One statement: the hit (when visible) and the visible messages around it."""
         narrow = MESSAGES.narrow(where)
         if not storable(message_id):
             return []
-        base = f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE {MESSAGE_SEARCHABLE_SQL}"
-        base += narrow.sql
-        with self.pool.snapshot() as conn:
-            hit = conn.execute(f"{base} AND m.uid = %s", (*narrow.params, message_id)).fetchone()
-            if hit is None:
-                return []
-            span = max(0, radius)
-            place = (_thread_of(conn, int(hit[0])), int(hit[5]))
-            before = conn.execute(
-                f"{base} AND m.thread_id = %s AND m.seq < %s ORDER BY m.seq DESC LIMIT %s",
-                (*narrow.params, *place, span),
-            ).fetchall()
-            after = conn.execute(
-                f"{base} AND m.thread_id = %s AND m.seq > %s ORDER BY m.seq LIMIT %s",
-                (*narrow.params, *place, span),
-            ).fetchall()
-        return [row_to_message(r) for r in [*reversed(before), hit, *after]]
+        rule = f"{MESSAGE_SEARCHABLE_SQL}{narrow.sql}"
+        side = (
+            f"SELECT {MESSAGE_COLUMNS}, %s::int AS part FROM {MESSAGE_FROM}, hit "
+            f"WHERE {rule} AND m.thread_id = hit.thread_id AND m.seq {{op}} hit.seq "
+            "ORDER BY m.seq {order} LIMIT %s"
+        )
+        sql = (
+            f"WITH hit AS (SELECT m.thread_id, m.seq FROM {MESSAGE_FROM} WHERE {rule} "
+            f"AND m.uid = %s) "
+            f"(SELECT {MESSAGE_COLUMNS}, 0 AS part FROM {MESSAGE_FROM} JOIN hit "
+            "ON m.thread_id = hit.thread_id AND m.seq = hit.seq) "
+            f"UNION ALL ({side.format(op='<', order='DESC')}) "
+            f"UNION ALL ({side.format(op='>', order='ASC')})"
+        )
+        span = max(0, radius)
+        params = (
+            *narrow.params, message_id,
+            -1, *narrow.params, span,
+            1, *narrow.params, span,
+        )  # fmt: skip
+        with self.pool.reading() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        if not any(r[-1] == 0 for r in rows):
+            return []
+        ordered = sorted(rows, key=lambda r: (int(r[-1]), int(r[5]) if r[-1] else 0))
+        return [row_to_message(r[:-1]) for r in ordered]
 
     def readable_history(self, channel: str) -> list[Message]:
         if not storable(channel):
@@ -408,9 +418,3 @@ class ThreadMixin:
         with self.pool.reading() as conn:
             rows = conn.execute(sql, (channel,)).fetchall()
         return [row_to_message(r) for r in rows]
-
-
-def _thread_of(conn: Connection, message_rowid: int) -> int:
-    row = conn.execute("SELECT thread_id FROM messages WHERE id = %s", (message_rowid,)).fetchone()
-    assert row is not None
-    return int(row[0])

@@ -89,9 +89,29 @@ def bump_version(conn: Connection, space_id: int) -> None:
     conn.execute("UPDATE embedding_spaces SET version = version + 1 WHERE id = %s", (space_id,))
 
 
+def delete_rows(conn: Connection, owner: str, table: str, rowids: Sequence[int]) -> None:
+    """Delete ``table``'s rows ``rowids`` (of corpus ``owner``) with their vectors in every
+    space and the vectors' bookkeeping.
+
+    Why the lock first: a vector written for a row that a concurrent transaction deletes would
+    outlive it. :func:`put_embeddings` holds ``KEY SHARE`` on the rows it writes vectors for,
+    this holds ``UPDATE``: whichever comes second waits for the first to commit, then finds
+    the row gone (the writer skips it) or sees the vectors written (they are deleted here).
+    Both lock in id order, so they never deadlock.
+    """
+    if not rowids:
+        return
+    conn.execute(
+        f"SELECT id FROM {table} WHERE id = ANY(%s::bigint[]) ORDER BY id FOR UPDATE",
+        (list(rowids),),
+    )
+    forget(conn, owner, rowids)
+    conn.execute(f"DELETE FROM {table} WHERE id = ANY(%s::bigint[])", (list(rowids),))
+
+
 def forget(conn: Connection, owner: str, rowids: Sequence[int]) -> None:
     """Delete the vectors of ``owner``'s rows ``rowids`` in every space, with their bookkeeping
-    (call it before deleting the rows)."""
+    (with the rows locked: :func:`delete_rows`)."""
     if not rowids:
         return
     ids = list(rowids)
@@ -132,7 +152,8 @@ def put_embeddings(
     parts: dict[int, int] = {
         int(r[0]): int(r[1])
         for r in conn.execute(
-            f"SELECT id, {partition_column} FROM {owner_table} WHERE id = ANY(%s::bigint[])",
+            f"SELECT id, {partition_column} FROM {owner_table} WHERE id = ANY(%s::bigint[]) "
+            "ORDER BY id FOR KEY SHARE",  # the rows stay until this commits (delete_rows)
             (keys,),
         ).fetchall()
     }

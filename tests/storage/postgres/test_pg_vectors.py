@@ -6,6 +6,8 @@ scans that apply the visibility rule as they go.
 from __future__ import annotations
 
 import math
+import threading
+import time
 from collections.abc import Iterator
 
 import psycopg
@@ -125,3 +127,67 @@ def test_a_batch_of_vectors_is_written_in_a_few_statements(store: PostgresStore)
     assert before == (0,)
     assert store.put_embeddings(space, [(t, direction(0.01 * t.key)) for t in targets]) == 50
     assert store.count_embed_targets(space) == 0
+
+
+def test_a_vector_written_while_its_chunk_is_deleted_never_outlives_it(
+    store: PostgresStore,
+) -> None:
+    """``embed`` writing a chunk's vector while a re-chunk deletes that chunk (another
+    transaction): the deleter waits for the writer's row locks, then deletes the vector too —
+    never a vector of a row that is gone (the concurrency suite found one without the locks)."""
+    from recallbox.domains.chunking import rechunk
+    from recallbox.domains.messages import build_row
+    from recallbox.storage.base import CORPUS_TRANSCRIPT_CHUNK
+
+    store.append("ops", [build_row("user", f"deploy step {i}") for i in range(20)])
+    assert rechunk(store, "ops", 1) > 0
+    space = store.ensure_embedding_space(CORPUS_TRANSCRIPT_CHUNK, MODEL, DIM)
+    targets = store.embed_targets(space, after=0, limit=100)
+    deleted = threading.Event()
+
+    def delete_the_chunks() -> None:
+        store.replace_transcript_chunks("ops", 1, [])
+        deleted.set()
+
+    deleter = threading.Thread(target=delete_the_chunks)
+    with psycopg.connect(store.pool.url) as writer:
+        with writer.transaction():
+            written = vectors.put_embeddings(
+                writer,
+                space,
+                [(t, direction(0.1)) for t in targets],
+                owner_table="transcript_chunks",
+                partition_column="thread_id",
+            )
+            assert written == len(targets) > 0
+            deleter.start()
+            waiting = _wait_for_a_lock_wait(store, deleted)
+        deleter.join(60)
+    assert deleted.is_set() and waiting
+    with store.pool.reading() as conn:
+        orphans = conn.execute(
+            f"SELECT count(*) FROM {vectors.table_name(space.id)} v WHERE NOT EXISTS "
+            "(SELECT 1 FROM transcript_chunks c WHERE c.id = v.target_id)"
+        ).fetchone()
+        booked = conn.execute(
+            "SELECT count(*) FROM embeddings WHERE space_id = %s", (space.id,)
+        ).fetchone()
+    assert (orphans, booked) == ((0,), (0,))
+
+
+LOCK_WAIT_TIMEOUT_S = 60
+
+
+def _wait_for_a_lock_wait(store: PostgresStore, finished: threading.Event) -> bool:
+    """Whether a session of the store's database waits for a lock before ``finished``."""
+    deadline = time.monotonic() + LOCK_WAIT_TIMEOUT_S
+    with psycopg.connect(store.pool.url, autocommit=True) as watcher:
+        while time.monotonic() < deadline and not finished.is_set():
+            row = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'"
+            ).fetchone()
+            if row and row[0]:
+                return True
+            time.sleep(0.02)
+    return False
