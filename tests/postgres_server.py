@@ -237,6 +237,30 @@ def _reap_orphans() -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: The session server's CPU seconds (its postmaster with every ended backend), measured as it
+#: stops: the part of the suite's cost no pytest timing shows (printed in the summary).
+SERVER_CPU: dict[str, float] = {}
+
+
+def _server_cpu_seconds(data_dir: Path) -> float | None:
+    """User + system CPU of the postmaster and its reaped children (``/proc/PID/stat``)."""
+    try:
+        pid = int((data_dir / "postmaster.pid").read_text().split()[0])
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, ValueError, IndexError):
+        return None
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if SERVER_CPU:
+        terminalreporter.write_line(
+            f"PostgreSQL test server: started in {SERVER_CPU['start']:.1f} s, "
+            f"{SERVER_CPU['cpu']:.1f} s CPU (its backends included)"
+        )
+
+
 def _check(conn: psycopg.Connection[Any]) -> dict[str, str]:
     rows = conn.execute(
         "SELECT name, default_version FROM pg_available_extensions WHERE name = ANY(%s)",
@@ -279,6 +303,9 @@ def postgres_server() -> Iterator[PostgresTestServer]:
                 server.versions = _check(conn)
             yield server
         finally:
+            cpu = _server_cpu_seconds(base / "pgdata")
+            if cpu is not None:
+                SERVER_CPU.update(start=start_seconds, cpu=cpu)
             handle.cleanup()
             # pgserver also cleans up at exit, taking its lock file again in ``base``.
             atexit.unregister(handle._cleanup)
