@@ -212,6 +212,7 @@ def main() -> None:
         result: dict[str, Any] = {
             "benchmark": "backends",
             "commit": commit(),
+            "dataset": f"scale_data synthetic agent history, {args.messages} messages",
             "load_average_start": os.getloadavg(),
             "parameters": {
                 "messages": args.messages,

