@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from recallbox.domains.base import SearchContext
 from recallbox.domains.hit_context import hit_neighbours
-from recallbox.domains.hybrid import fuse_legs
+from recallbox.domains.hybrid import HISTORY_RANK_WINDOW, fuse_legs
 from recallbox.domains.sessions_render import render_sessions_bucket
 from recallbox.domains.signal_inputs import signal_scores
 from recallbox.domains.threads import INDEXED_TERM_CHARS, SHORT_QUERY_SCAN_MESSAGES
@@ -113,7 +113,10 @@ def keyword_leg(
     if query.is_empty:
         return {}
     if where.channel is None:
-        return dict(store.keyword_ranked(CORPUS_MESSAGE, query.lexical, where=where, limit=pool))
+        ranked = store.keyword_ranked(
+            CORPUS_MESSAGE, query.lexical, where=where, limit=pool, window=HISTORY_RANK_WINDOW
+        )
+        return dict(ranked)
     scope = store.keyword_scope(CORPUS_MESSAGE, query.lexical, where=where)
     if scope is None:
         return {}

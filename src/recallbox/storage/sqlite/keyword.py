@@ -4,7 +4,8 @@
   index (IDF and average length of every row), as FTS5 computes it. FTS5 ranks first
   (``ORDER BY rank LIMIT``: its sorter keeps the best rows, no row of the content table is
   read), then the rule is applied to those rows, fetching more when hidden rows or a tie at
-  the cut leave the answer unsure.
+  the cut leave the answer unsure. With a :class:`~recallbox.storage.queries.RankWindow`, a
+  query matching many rows ranks its candidate set only (``keyword_window.py``).
 * :meth:`KeywordMixin.keyword_scope` reports what BM25 over one thread needs: the thread's row
   count and token total (from the index's ``_docsize`` table: one varint per column, the row's
   token count), each phrase's document frequency in the thread, and each matching row's length
@@ -17,11 +18,13 @@ Both render the typed query themselves (``match.py``) and apply the visibility r
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Sequence
 
 import apsw
 
 from recallbox.errors import InvalidArgument
-from recallbox.storage.queries import LexicalQuery, SearchFilter
+from recallbox.storage.queries import LexicalQuery, RankWindow, SearchFilter
+from recallbox.storage.sqlite import keyword_window as kw
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import corpus_of
 from recallbox.storage.sqlite.match import any_of, phrase_strings
@@ -51,6 +54,7 @@ def register_functions(conn: apsw.Connection) -> None:
     """Register :data:`PHRASE_FREQS_FUNCTION` on ``conn`` once."""
     if conn not in _registered:
         conn.register_fts5_function(PHRASE_FREQS_FUNCTION, _phrase_freqs)
+        conn.register_fts5_function(kw.TOTALS_FUNCTION, kw.index_totals)
         _registered.add(conn)
 
 
@@ -65,49 +69,94 @@ def decode_varint(blob: bytes, pos: int = 0) -> tuple[int, int]:
     return (value << 8) | blob[pos + 8], pos + 9
 
 
+def _rank(
+    conn: apsw.Connection,
+    fts: str,
+    match: str,
+    limit: int,
+    start: int | None,
+    older: dict[int, float],
+    allowed: Callable[[Sequence[int]], dict[int, str]],
+) -> list[tuple[str, float]]:
+    """The best ``limit`` visible rows of the matches from row id ``start`` on (``None``: every
+    match), ranked inside FTS5, merged with the already scored ``older`` rows; ties by id.
+
+    FTS5 ranks first (``ORDER BY rank LIMIT``: its sorter keeps the best ``fetch``, no row of
+    the content table is read), then the rule is applied to those rows only, fetching more
+    when hidden rows or a tie at the cut leave the answer unsure.
+    """
+    bound = "" if start is None else " AND rowid >= ?"
+    sql = f"SELECT rowid, -rank FROM {fts} WHERE {fts} MATCH ?{bound} ORDER BY rank LIMIT ?"
+    seen = allowed(list(older)) if older else {}
+    kept = [(seen[r], score) for r, score in older.items() if r in seen]
+    fetch = limit * RANK_OVERFETCH
+    while True:
+        params = (match, fetch) if start is None else (match, start, fetch)
+        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+        shown = allowed([r for r, _ in ranked])
+        hits = [(shown[r], score) for r, score in ranked if r in shown] + kept
+        hits.sort(key=lambda h: (-h[1], h[0]))
+        if len(ranked) < fetch or (len(hits) >= limit and ranked[-1][1] < hits[limit - 1][1]):
+            # Every match was ranked, or the cut falls strictly between two scores (a tie
+            # across it could put a lower id first).
+            return hits[:limit]
+        fetch *= RANK_GROWTH
+
+
 class KeywordMixin:
     """:class:`~recallbox.storage.base.KeywordIndex` for :class:`SQLiteStore`."""
 
     pool: ConnectionPool
 
     def keyword_ranked(
-        self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int
+        self,
+        corpus: str,
+        query: LexicalQuery,
+        *,
+        where: SearchFilter,
+        limit: int,
+        window: RankWindow | None = None,
     ) -> list[tuple[str, float]]:
         c = corpus_of(corpus)
         narrow = c.narrow(where)
         if query.is_empty or limit < 1:
             return []
-        match = any_of(phrase_strings(query))
+        phrases = phrase_strings(query)
+        match = any_of(phrases)
         rule_sql = (
             f"SELECT {c.alias}.id, {c.public_id} FROM json_each(?) AS j "
             f"CROSS JOIN {c.table} {c.alias} ON {c.alias}.id = j.value {c.joins} "
             f"WHERE {c.rule}{narrow.sql}"
         )
-        fetch = limit * RANK_OVERFETCH
+
         with self.pool.snapshot() as conn:
+
+            def allowed(rowids: Sequence[int]) -> dict[int, str]:
+                rows = conn.execute(rule_sql, (json_list(list(rowids)), *narrow.params))
+                return {int(r[0]): str(r[1]) for r in rows}
+
+            if window is None:
+                return _rank(conn, c.fts, match, limit, None, {}, allowed)
+            register_functions(conn)
+            size = window.matches
             while True:
-                # Rank inside FTS5 first (its sorter keeps the best ``fetch``), then apply
-                # the rule to those rows only: the rows of a common word are never joined.
-                ranked = [
-                    (int(r[0]), float(r[1]))
-                    for r in conn.execute(
-                        f"SELECT rowid, -rank FROM {c.fts} WHERE {c.fts} MATCH ? "
-                        "ORDER BY rank LIMIT ?",
-                        (match, fetch),
-                    )
-                ]
-                allowed = dict(
-                    conn.execute(rule_sql, (json_list([r for r, _ in ranked]), *narrow.params))
+                start = kw.window_start(conn, c.fts, match, size)
+                if start is None:  # at most ``size`` matches: every one is ranked
+                    return _rank(conn, c.fts, match, limit, None, {}, allowed)
+                older = kw.older_rare_scores(
+                    conn,
+                    c.fts,
+                    phrases,
+                    start=start,
+                    rare_rows=window.rare_rows,
+                    freqs_function=PHRASE_FREQS_FUNCTION,
                 )
-                hits = [(str(allowed[r]), score) for r, score in ranked if r in allowed]
-                hits.sort(key=lambda h: (-h[1], h[0]))
-                if len(ranked) < fetch or (
-                    len(hits) >= limit and ranked[-1][1] < hits[limit - 1][1]
-                ):
-                    # Every match was ranked, or the cut falls strictly between two scores
-                    # (a tie across it could put a lower id first).
-                    return hits[:limit]
-                fetch *= RANK_GROWTH
+                hits = _rank(conn, c.fts, match, limit, start, older, allowed)
+                if len(hits) >= limit:
+                    return hits
+                # Trigger: hidden or filtered rows fill the window. Why: a search must not
+                # return fewer hits than the matches it may see. Outcome: a wider window.
+                size *= window.growth
 
     def keyword_scope(
         self, corpus: str, query: LexicalQuery, *, where: SearchFilter
