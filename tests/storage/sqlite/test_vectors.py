@@ -17,6 +17,7 @@ from recallbox.storage.base import CORPUS_MESSAGE, EmbeddingSpace, SearchFilter
 from recallbox.storage.sqlite import keyword, vectors
 from recallbox.storage.sqlite.match import render_match
 from recallbox.storage.sqlite.store import SQLiteStore
+from recallbox.storage.sqlite.vector_cache import VectorCache
 from recallbox.text.cjk import segment
 from recallbox.text.fts_query import build_fts_query
 
@@ -241,3 +242,21 @@ def test_a_global_search_of_a_big_space_is_exact_over_the_newest_threads(
         assert len(scoped) == 2
         far = store.distances([1.0, 0.0], [old[0].id], space=space, where=everything)
         assert list(far) == [old[0].id]
+
+
+def test_hidden_rows_nearest_in_a_thread_never_hide_a_visible_one(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the in-memory copies, the newest threads are searched by one KNN each: pending
+    # rows nearest in their thread took the whole first k, and the visible row after them
+    # was lost (the KNN was never widened).
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        box.append_many("t", [{"role": "user", "content": f"x hidden {i}", "pending": True}
+                              for i in range(6)])  # fmt: skip
+        shown = box.append("t", "user", "y shown")
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        store.vector_copies = VectorCache(enabled=False)
+        monkeypatch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
+        got = store.nearest([1.0, 0.0], space=space_of(store), where=SearchFilter(), limit=1)
+        assert [i for i, _ in got] == [shown.id]
