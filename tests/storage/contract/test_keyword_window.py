@@ -71,7 +71,9 @@ def reference(
 TEXTS = st.lists(
     st.tuples(
         st.lists(
-            st.sampled_from([w for w, n in zip(VOCABULARY, WEIGHTS, strict=True) for _ in range(n)]),
+            st.sampled_from(
+                [w for w, n in zip(VOCABULARY, WEIGHTS, strict=True) for _ in range(n)]
+            ),
             min_size=1,
             max_size=6,
         ),
@@ -155,10 +157,14 @@ def test_hidden_rows_in_the_window_widen_it(store: Store) -> None:
     assert sorted(i for i, _ in got) == sorted(m.id for m in shown)
 
 
-@pytest.mark.parametrize(
-    "fields", [{"matches": 0, "rare_rows": 0}, {"matches": 1, "rare_rows": -1},
-               {"matches": 1, "rare_rows": 0, "growth": 1}],  # fmt: skip
+BAD_WINDOWS = (
+    {"matches": 0, "rare_rows": 0},
+    {"matches": 1, "rare_rows": -1},
+    {"matches": 1, "rare_rows": 0, "growth": 1},
 )
+
+
+@pytest.mark.parametrize("fields", BAD_WINDOWS)
 def test_a_window_needs_positive_sizes(fields: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="RankWindow"):
         RankWindow(**fields)
