@@ -437,3 +437,14 @@ MIGRATIONS.append((11, "transcript threads keyed by session id", merge_session_t
 _M012 = ["ALTER TABLE embedding_spaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0"]
 MIGRATIONS.append((12, "a version of each embedding space's vectors", _M012))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+
+# Migration 13 (#21, #14): the generation index also holds ``created_at``, so the episode
+# breaks around a search's candidates (``episodes.py``) are read from the index alone: the
+# column lies after ``content`` in the row, and reading it walked each long message's
+# overflow pages (about 1 µs a row, most of the signal step's reads at 100 000 messages).
+_M013 = [
+    "DROP INDEX IF EXISTS messages_by_generation",
+    "CREATE INDEX messages_by_generation ON messages (generation_id, seq, created_at)",
+]
+MIGRATIONS.append((13, "the generation index holds created_at (episode breaks)", _M013))
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
