@@ -1,9 +1,8 @@
 """The SQLite side of :class:`~recallbox.storage.base.EpisodeReads` (#21), a store mixin.
 
 * :meth:`EpisodeMixin.episode_breaks` — the ``(seq, created_at)`` of the spans' messages in one
-  statement (a range scan of the covering index ``messages_by_generation`` per span: migration
-  13 put ``created_at`` in it), cut where the gap to
-  the previous message exceeds the gap;
+  statement (a range scan of the covering index ``messages_by_generation`` per span; migration
+  13 put ``created_at`` in it), cut where the gap to the previous message exceeds the gap;
 * :meth:`EpisodeMixin.newest_created_at` — the ``created_at`` of the last message (by ``seq``,
   an index lookup) of each thread the filter lets through, the newest of them;
 * :meth:`EpisodeMixin.adjacent_rows` — the visible messages around given ones, one statement.
