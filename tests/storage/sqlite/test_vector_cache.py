@@ -350,3 +350,30 @@ def test_a_new_thread_in_the_window_is_read_alone(
         got = store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=9)
         assert len(read) == 3  # only the thread that entered the window was read
         assert len(got) == 4 and len(store.vector_windows._windows[space.id][1].rowids) == 4
+
+
+def test_rows_orthogonal_to_a_sparse_query_are_ranked_without_measuring_them(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hashing embedder's sparse vectors tie by the thousand at distance exactly 1.0 (no
+    # shared dimension): they are taken in row id order, visible ones only, and never measured.
+    table = TableEmbedder([[0, 1.0, 0, 0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0, 0, 0, 0]])
+    with recallbox.open(db_path, embedder=table) as box:
+        rows = [box.append("t", "user", "v0 row", pending=i % 3 == 0) for i in range(60)]
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        measured: list[int] = []
+        real = vector_cache.exact_distances
+
+        def counted(conn: Any, vector: Any, blobs: Sequence[bytes]) -> list[float]:
+            measured.append(len(blobs))
+            return real(conn, vector, blobs)
+
+        monkeypatch.setattr(vector_cache, "exact_distances", counted)
+        got = store.nearest(table.vectors[1], space=space, where=SearchFilter(), limit=5)
+        shown = [m.id for m in rows if not m.pending]
+        assert got == [(i, 1.0) for i in shown[:5]]
+        assert sum(measured) == 0
+        old = _exact(store).nearest(table.vectors[1], space=space, where=SearchFilter(), limit=5)
+        _same_up_to_boundary_ties(got, old)
