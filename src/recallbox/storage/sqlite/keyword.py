@@ -18,7 +18,7 @@ Both render the typed query themselves (``match.py``) and apply the visibility r
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import apsw
 
@@ -36,6 +36,9 @@ from recallbox.storage.values import KeywordScope, RowFrequencies
 RANK_OVERFETCH = 2
 #: How much the fetch grows when the visible rows do not fill the limit, or a tie crosses it.
 RANK_GROWTH = 4
+#: A windowed search whose query matches fewer rows than this ranks them from one read of
+#: their frequencies (``keyword_window.few_matches``); Python reads a row in a few µs.
+FEW_MATCHES = 256
 #: The FTS5 auxiliary function that reports a row's token count and phrase frequencies.
 PHRASE_FREQS_FUNCTION = "recallbox_phrase_freqs"
 
@@ -74,33 +77,51 @@ def _rank(
     fts: str,
     match: str,
     limit: int,
-    start: int | None,
-    older: dict[int, float],
     allowed: Callable[[Sequence[int]], dict[int, str]],
 ) -> list[tuple[str, float]]:
-    """The best ``limit`` visible rows of the matches from row id ``start`` on (``None``: every
-    match), ranked inside FTS5, merged with the already scored ``older`` rows; ties by id.
+    """The best ``limit`` visible rows matching ``match``, ties by id (every match ranked).
 
     FTS5 ranks first (``ORDER BY rank LIMIT``: its sorter keeps the best ``fetch``, no row of
     the content table is read), then the rule is applied to those rows only, fetching more
     when hidden rows or a tie at the cut leave the answer unsure.
     """
-    bound = "" if start is None else " AND rowid >= ?"
-    sql = f"SELECT rowid, -rank FROM {fts} WHERE {fts} MATCH ?{bound} ORDER BY rank LIMIT ?"
-    seen = allowed(list(older)) if older else {}
-    kept = [(seen[r], score) for r, score in older.items() if r in seen]
+    sql = f"SELECT rowid, -rank FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?"
     fetch = limit * RANK_OVERFETCH
     while True:
-        params = (match, fetch) if start is None else (match, start, fetch)
-        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, (match, fetch))]
         shown = allowed([r for r, _ in ranked])
-        hits = [(shown[r], score) for r, score in ranked if r in shown] + kept
+        hits = [(shown[r], score) for r, score in ranked if r in shown]
         hits.sort(key=lambda h: (-h[1], h[0]))
         if len(ranked) < fetch or (len(hits) >= limit and ranked[-1][1] < hits[limit - 1][1]):
             # Every match was ranked, or the cut falls strictly between two scores (a tie
             # across it could put a lower id first).
             return hits[:limit]
         fetch *= RANK_GROWTH
+
+
+def _best_visible(
+    scored: Iterable[tuple[int, float]],
+    limit: int,
+    allowed: Callable[[Sequence[int]], dict[int, str]],
+) -> list[tuple[str, float]]:
+    """The best ``limit`` visible rows of the already scored ``(rowid, s)``, ties by id: the
+    rule is asked about the best rows a batch at a time, until every row left scores below
+    the ``limit``-th visible one (a tie at the cut is read whole)."""
+    order = sorted(scored, key=lambda pair: -pair[1])
+    hits: list[tuple[str, float]] = []
+    at, batch = 0, limit * RANK_OVERFETCH
+    while at < len(order):
+        chunk = order[at : at + batch]
+        at += batch
+        shown = allowed([r for r, _ in chunk])
+        hits.extend((shown[r], score) for r, score in chunk if r in shown)
+        if len(hits) >= limit:
+            hits.sort(key=lambda h: (-h[1], h[0]))
+            if at >= len(order) or order[at][1] < hits[limit - 1][1]:
+                break
+        batch *= RANK_GROWTH
+    hits.sort(key=lambda h: (-h[1], h[0]))
+    return hits[:limit]
 
 
 class KeywordMixin:
@@ -136,23 +157,32 @@ class KeywordMixin:
                 return {int(r[0]): str(r[1]) for r in rows}
 
             if window is None:
-                return _rank(conn, c.fts, match, limit, None, {}, allowed)
+                return _rank(conn, c.fts, match, limit, allowed)
             register_functions(conn)
+            cap = min(FEW_MATCHES, window.matches)  # fewer matches: no window applies
+            few = kw.few_matches(
+                conn, c.fts, phrases, cap=cap, freqs_function=PHRASE_FREQS_FUNCTION
+            )
+            if few is not None:  # every match is at hand, scored: the exact ranking
+                return _best_visible(few.items(), limit, allowed)
             size = window.matches
             while True:
                 start = kw.window_start(conn, c.fts, match, size)
-                if start is None:  # at most ``size`` matches: every one is ranked
-                    return _rank(conn, c.fts, match, limit, None, {}, allowed)
-                older = kw.older_rare_scores(
-                    conn,
-                    c.fts,
-                    phrases,
-                    start=start,
-                    rare_rows=window.rare_rows,
-                    freqs_function=PHRASE_FREQS_FUNCTION,
-                )
-                hits = _rank(conn, c.fts, match, limit, start, older, allowed)
-                if len(hits) >= limit:
+                # every match from ``start`` on (every match when None), scored by FTS5
+                scored = kw.scored_rows(conn, c.fts, match, start)
+                if start is not None:
+                    scored.update(
+                        kw.older_rare_scores(
+                            conn,
+                            c.fts,
+                            phrases,
+                            start=start,
+                            rare_rows=window.rare_rows,
+                            freqs_function=PHRASE_FREQS_FUNCTION,
+                        )
+                    )
+                hits = _best_visible(scored.items(), limit, allowed)
+                if start is None or len(hits) >= limit:
                     return hits
                 # Trigger: hidden or filtered rows fill the window. Why: a search must not
                 # return fewer hits than the matches it may see. Outcome: a wider window.
