@@ -27,14 +27,14 @@ embedder call: the query vector is handed in.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from recallbox.domains.base import SearchContext
 from recallbox.domains.hit_context import hit_neighbours
 from recallbox.domains.hybrid import HISTORY_RANK_WINDOW, fuse_legs
 from recallbox.domains.sessions_render import render_sessions_bucket
-from recallbox.domains.signal_inputs import signal_scores
+from recallbox.domains.signal_inputs import CANDIDATE_LEAD_CHARS, signal_scores
 from recallbox.domains.threads import INDEXED_TERM_CHARS, SHORT_QUERY_SCAN_MESSAGES
 from recallbox.ranking.bm25 import BM25_B, BM25_K1, SCOPED_BM25_B, SCOPED_BM25_K1, scope_scores
 from recallbox.ranking.fusion import THRESHOLD_SESSIONS, Fused
@@ -47,6 +47,7 @@ from recallbox.storage.base import (
     LiteralSearch,
     SearchFilter,
     SearchRow,
+    Store,
 )
 from recallbox.text.excerpt import excerpt
 from recallbox.text.fts_query import FtsQuery
@@ -200,6 +201,9 @@ def search(
     """
     store, where = ctx.store, ctx.where
     weights = ranking.weights if isinstance(store, EpisodeReads) else None
+    # every candidate's head only (its whole text is read for the hits shown), unless an
+    # identifier literal must be looked for in whole texts
+    heads = isinstance(store, EpisodeReads) and not query.literals
     with store.read_snapshot():
         keyword: dict[str, float] | None = None
         freqs: dict[str, tuple[int, ...]] = {}
@@ -221,7 +225,7 @@ def search(
             ctx.query_vector,
             nearest=store.nearest,
             distances=store.distances,
-            rows_of=lambda ids: store.search_rows(ids, where=where),
+            rows_of=lambda ids: candidate_rows(store, ids, where=where, heads=heads),
             text_of=lambda row: row.content,
             literals=query.literals,
             where=where,
@@ -248,8 +252,20 @@ def search(
             misses = [by_id[rid].literal_misses for rid in ids]
             order = sorted(range(len(ids)), key=lambda i: (misses[i], -score[i], ids[i]))
             chosen = [(by_id[ids[i]], scored.scored(i)) for i in order[:limit]]
+        if heads:
+            rows = store.search_rows([f.id for f, _ in chosen], where=where)
         context = hit_neighbours(store, [rows[f.id] for f, _ in chosen], where=where)
     return [_hit(rows[f.id], f, query, s, context.get(f.id, ())) for f, s in chosen]
+
+
+def candidate_rows(
+    store: Store, ids: Sequence[str], *, where: SearchFilter, heads: bool
+) -> Mapping[str, SearchRow]:
+    """The candidates' rows: their heads (:data:`CANDIDATE_LEAD_CHARS` of content: what the
+    ranking reads, without reading whole texts of long messages) or whole rows."""
+    if heads and isinstance(store, EpisodeReads):
+        return store.search_heads(ids, lead=CANDIDATE_LEAD_CHARS, where=where)
+    return store.search_rows(ids, where=where)
 
 
 class SessionsDomain:

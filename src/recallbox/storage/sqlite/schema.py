@@ -438,13 +438,15 @@ _M012 = ["ALTER TABLE embedding_spaces ADD COLUMN version INTEGER NOT NULL DEFAU
 MIGRATIONS.append((12, "a version of each embedding space's vectors", _M012))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 
-# Migration 13 (#21, #14): the generation index also holds ``created_at``, so the episode
-# breaks around a search's candidates (``episodes.py``) are read from the index alone: the
-# column lies after ``content`` in the row, and reading it walked each long message's
-# overflow pages (about 1 µs a row, most of the signal step's reads at 100 000 messages).
+# Migration 13 (#21, #14): the generation index also holds ``created_at`` and
+# ``content_hash``, so the episode breaks around a search's candidates and the candidates'
+# heads (``episodes.py``) are read from the index alone: both columns lie after ``content``
+# in the row, and reading them walked each long message's overflow pages (about 1 µs a row,
+# 50 µs for a 100 000-character one; most of a search's reads at a million messages).
 _M013 = [
     "DROP INDEX IF EXISTS messages_by_generation",
-    "CREATE INDEX messages_by_generation ON messages (generation_id, seq, created_at)",
+    "CREATE INDEX messages_by_generation ON messages "
+    "(generation_id, seq, created_at, content_hash)",
 ]
-MIGRATIONS.append((13, "the generation index holds created_at (episode breaks)", _M013))
+MIGRATIONS.append((13, "the generation index holds created_at, content_hash", _M013))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
