@@ -1,8 +1,8 @@
 """The keyword index of the SQLite backend, over any corpus (``corpora.py``): FTS5 ``bm25()``.
 
 * :meth:`KeywordMixin.keyword_ranked` ranks by ``s = −bm25(<fts>)``: BM25 over the whole
-  index (IDF and average length of every row), as FTS5 computes it. FTS5 ranks first
-  (``ORDER BY rank LIMIT``: its sorter keeps the best rows, no row of the content table is
+  index (IDF and average length of every row), as FTS5 computes it. FTS5 scores and SQLite's
+  sorter keeps the best rows (``ORDER BY -bm25() LIMIT``: no row of the content table is
   read), then the rule is applied to those rows, fetching more when hidden rows or a tie at
   the cut leave the answer unsure. With a :class:`~recallbox.storage.queries.RankWindow`, a
   query matching many rows ranks its candidate set only (``keyword_window.py``).
@@ -78,19 +78,31 @@ def _rank(
     match: str,
     limit: int,
     allowed: Callable[[Sequence[int]], dict[int, str]],
+    *,
+    start: int | None = None,
+    older: dict[int, float] | None = None,
 ) -> list[tuple[str, float]]:
-    """The best ``limit`` visible rows matching ``match``, ties by id (every match ranked).
+    """The best ``limit`` visible rows of the matches from row id ``start`` on (``None``: every
+    match) and the already scored ``older`` rows, ties by id.
 
-    FTS5 ranks first (``ORDER BY rank LIMIT``: its sorter keeps the best ``fetch``, no row of
-    the content table is read), then the rule is applied to those rows only, fetching more
-    when hidden rows or a tie at the cut leave the answer unsure.
+    FTS5 scores the matches (``bm25()``) and SQLite's sorter keeps the best ``fetch`` (no row
+    of the content table is read; measured faster than FTS5's own ``ORDER BY rank``: 25 against
+    48 ms for the 10 000 newest of 711 000 rows of a million); then the rule is applied to
+    those rows only, fetching more when hidden rows or a tie at the cut leave the answer unsure.
     """
-    sql = f"SELECT rowid, -rank FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?"
+    bound = "" if start is None else " AND rowid >= ?"
+    sql = (
+        f"SELECT rowid, -bm25({fts}) AS s FROM {fts} WHERE {fts} MATCH ?{bound} "
+        "ORDER BY s DESC LIMIT ?"
+    )
+    seen = allowed(list(older)) if older else {}
+    kept = [(seen[r], score) for r, score in (older or {}).items() if r in seen]
     fetch = limit * RANK_OVERFETCH
     while True:
-        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, (match, fetch))]
+        params = (match, fetch) if start is None else (match, start, fetch)
+        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
         shown = allowed([r for r, _ in ranked])
-        hits = [(shown[r], score) for r, score in ranked if r in shown]
+        hits = [(shown[r], score) for r, score in ranked if r in shown] + kept
         hits.sort(key=lambda h: (-h[1], h[0]))
         if len(ranked) < fetch or (len(hits) >= limit and ranked[-1][1] < hits[limit - 1][1]):
             # Every match was ranked, or the cut falls strictly between two scores (a tie
@@ -168,20 +180,17 @@ class KeywordMixin:
             size = window.matches
             while True:
                 start = kw.window_start(conn, c.fts, match, size)
-                # every match from ``start`` on (every match when None), scored by FTS5
-                scored = kw.scored_rows(conn, c.fts, match, start)
+                older = None
                 if start is not None:
-                    scored.update(
-                        kw.older_rare_scores(
-                            conn,
-                            c.fts,
-                            phrases,
-                            start=start,
-                            rare_rows=window.rare_rows,
-                            freqs_function=PHRASE_FREQS_FUNCTION,
-                        )
+                    older = kw.older_rare_scores(
+                        conn,
+                        c.fts,
+                        phrases,
+                        start=start,
+                        rare_rows=window.rare_rows,
+                        freqs_function=PHRASE_FREQS_FUNCTION,
                     )
-                hits = _best_visible(scored.items(), limit, allowed)
+                hits = _rank(conn, c.fts, match, limit, allowed, start=start, older=older)
                 if start is None or len(hits) >= limit:
                     return hits
                 # Trigger: hidden or filtered rows fill the window. Why: a search must not

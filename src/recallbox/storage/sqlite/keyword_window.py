@@ -1,7 +1,7 @@
 """The candidate window of a global ranked keyword search on SQLite (#14; the set is defined
 by :class:`~recallbox.storage.queries.RankWindow`).
 
-FTS5's ``ORDER BY rank LIMIT n`` scores every matching row before it keeps the best ``n``
+Ranking inside FTS5 scores every matching row before the best ``n`` are kept
 (about 1 µs per row: a ``_docsize`` lookup and the row's position lists), so a word in most
 rows of a million costs most of a second. With a window, three cheap passes replace that:
 
@@ -9,9 +9,9 @@ rows of a million costs most of a second. With a window, three cheap passes repl
    (``ORDER BY rowid DESC LIMIT 1 OFFSET n``: FTS5 walks the doclists backwards and stops;
    no row is scored). ``None`` when the query matches at most ``matches`` rows: then every
    match is ranked, as without a window.
-2. The window itself is ranked inside FTS5 (``… AND rowid >= start ORDER BY rank``): FTS5's own
-   ``bm25()``, whose IDF and average length still come from the whole index (its IDF pass
-   counts each phrase's whole doclist, in C, without scoring rows).
+2. The window itself is scored inside FTS5 (``-bm25() … AND rowid >= start``, the best kept by
+   SQLite's sorter): FTS5's own ``bm25()``, whose IDF and average length still come from the
+   whole index (its IDF pass counts each phrase's whole doclist, in C, without scoring rows).
 3. :func:`older_rare_scores` — the older rows of the query's *rare* phrases (each held by at
    most ``rare_rows`` rows older than the window, counted with a bounded pass), scored here
    with the same arithmetic as FTS5's ``bm25()`` (``recallbox.ranking.bm25``): each row's
@@ -98,16 +98,6 @@ def window_start(conn: apsw.Connection, fts: str, match: str, matches: int) -> i
         (match, max(0, matches - 1)),
     ).fetchone()
     return None if row is None else int(row[0])
-
-
-def scored_rows(conn: apsw.Connection, fts: str, match: str, start: int | None) -> dict[int, float]:
-    """``{rowid: −bm25()}`` of every row matching ``match`` from row id ``start`` on (``None``:
-    every match): FTS5 scores them all, Python sorts. (``ORDER BY rank LIMIT`` measured
-    slower: 50 against 29 ms of CPU for the 10 000 newest of a word's 711 000 rows.)"""
-    bound = "" if start is None else " AND rowid >= ?"
-    params = (match,) if start is None else (match, start)
-    sql = f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ?{bound}"
-    return {int(r[0]): float(r[1]) for r in conn.execute(sql, params)}
 
 
 def rare_phrases(
