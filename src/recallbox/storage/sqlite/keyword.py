@@ -17,8 +17,9 @@ Both render the typed query themselves (``match.py``) and apply the visibility r
 
 from __future__ import annotations
 
+import heapq
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 import apsw
 
@@ -78,31 +79,20 @@ def _rank(
     match: str,
     limit: int,
     allowed: Callable[[Sequence[int]], dict[int, str]],
-    *,
-    start: int | None = None,
-    older: dict[int, float] | None = None,
 ) -> list[tuple[str, float]]:
-    """The best ``limit`` visible rows of the matches from row id ``start`` on (``None``: every
-    match) and the already scored ``older`` rows, ties by id.
+    """The best ``limit`` visible rows matching ``match`` (every match ranked), ties by id.
 
     FTS5 scores the matches (``bm25()``) and SQLite's sorter keeps the best ``fetch`` (no row
     of the content table is read; measured faster than FTS5's own ``ORDER BY rank``: 25 against
     48 ms for the 10 000 newest of 711 000 rows of a million); then the rule is applied to
     those rows only, fetching more when hidden rows or a tie at the cut leave the answer unsure.
     """
-    bound = "" if start is None else " AND rowid >= ?"
-    sql = (
-        f"SELECT rowid, -bm25({fts}) AS s FROM {fts} WHERE {fts} MATCH ?{bound} "
-        "ORDER BY s DESC LIMIT ?"
-    )
-    seen = allowed(list(older)) if older else {}
-    kept = [(seen[r], score) for r, score in (older or {}).items() if r in seen]
+    sql = f"SELECT rowid, -bm25({fts}) AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s DESC LIMIT ?"
     fetch = limit * RANK_OVERFETCH
     while True:
-        params = (match, fetch) if start is None else (match, start, fetch)
-        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, (match, fetch))]
         shown = allowed([r for r, _ in ranked])
-        hits = [(shown[r], score) for r, score in ranked if r in shown] + kept
+        hits = [(shown[r], score) for r, score in ranked if r in shown]
         hits.sort(key=lambda h: (-h[1], h[0]))
         if len(ranked) < fetch or (len(hits) >= limit and ranked[-1][1] < hits[limit - 1][1]):
             # Every match was ranked, or the cut falls strictly between two scores (a tie
@@ -111,15 +101,31 @@ def _rank(
         fetch *= RANK_GROWTH
 
 
+def _scored(
+    conn: apsw.Connection, fts: str, match: str, start: int | None
+) -> list[tuple[int, float]]:
+    """``(rowid, −bm25())`` of every match from row id ``start`` on (``None``: every match),
+    best first: one scoring pass, whatever ties the cut falls in (a bounded set: the window,
+    or fewer matches than it holds)."""
+    bound = "" if start is None else " AND rowid >= ?"
+    params = (match,) if start is None else (match, start)
+    sql = f"SELECT rowid, -bm25({fts}) AS s FROM {fts} WHERE {fts} MATCH ?{bound} ORDER BY s DESC"
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+
+
+def _best(pair: tuple[int, float]) -> float:
+    """The sort key of a scored row, best first."""
+    return -pair[1]
+
+
 def _best_visible(
-    scored: Iterable[tuple[int, float]],
+    order: Sequence[tuple[int, float]],
     limit: int,
     allowed: Callable[[Sequence[int]], dict[int, str]],
 ) -> list[tuple[str, float]]:
-    """The best ``limit`` visible rows of the already scored ``(rowid, s)``, ties by id: the
-    rule is asked about the best rows a batch at a time, until every row left scores below
+    """The best ``limit`` visible rows of ``order`` (``(rowid, s)``, best first), ties by id:
+    the rule is asked about the best rows a batch at a time, until every row left scores below
     the ``limit``-th visible one (a tie at the cut is read whole)."""
-    order = sorted(scored, key=lambda pair: -pair[1])
     hits: list[tuple[str, float]] = []
     at, batch = 0, limit * RANK_OVERFETCH
     while at < len(order):
@@ -176,11 +182,11 @@ class KeywordMixin:
                 conn, c.fts, phrases, cap=cap, freqs_function=PHRASE_FREQS_FUNCTION
             )
             if few is not None:  # every match is at hand, scored: the exact ranking
-                return _best_visible(few.items(), limit, allowed)
+                return _best_visible(sorted(few.items(), key=_best), limit, allowed)
             size = window.matches
             while True:
                 start = kw.window_start(conn, c.fts, match, size)
-                older = None
+                older: dict[int, float] = {}
                 if start is not None:
                     older = kw.older_rare_scores(
                         conn,
@@ -190,7 +196,10 @@ class KeywordMixin:
                         rare_rows=window.rare_rows,
                         freqs_function=PHRASE_FREQS_FUNCTION,
                     )
-                hits = _rank(conn, c.fts, match, limit, allowed, start=start, older=older)
+                scored = _scored(conn, c.fts, match, start)
+                if older:
+                    scored = list(heapq.merge(scored, sorted(older.items(), key=_best), key=_best))
+                hits = _best_visible(scored, limit, allowed)
                 if start is None or len(hits) >= limit:
                     return hits
                 # Trigger: hidden or filtered rows fill the window. Why: a search must not
