@@ -64,11 +64,13 @@ _LAST_WEEKDAY_RE = re.compile(
     r"\b(?:last|on|this past)\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b", re.IGNORECASE
 )
 _TODAY_RE = re.compile(r"\b(?P<word>today|yesterday)\b", re.IGNORECASE)
-# every word a date that needs ``now`` holds (a month or weekday, a relative word)
+# every word a date that needs ``now`` holds (a month or weekday, a relative word), whole (the
+# parsers above read them whole: ``novu`` or ``decide`` name no month, and looking ``now`` up
+# costs a read per thread, 11 ms at a million messages)
 _ANCHOR_RE = re.compile(
     r"\b(?:today|yesterday|ago|(?:last|this|past)\s+(?:week|month|year)|"
     + "|".join(sorted([*_MONTHS, *_WEEKDAYS], key=len, reverse=True))
-    + r")",
+    + r")\b",
     re.IGNORECASE,
 )
 
