@@ -169,3 +169,17 @@ def test_a_window_needs_positive_sizes(fields: dict[str, int]) -> None:
     with pytest.raises(ValueError) as refused:
         RankWindow(**fields)
     assert "RankWindow" in str(refused.value)
+
+
+@pytest.mark.parametrize("matches", [100, 300])
+def test_a_tie_across_the_cut_is_broken_by_id(store: Store, matches: int) -> None:
+    # 280 rows of one text tie: the best few of a window (or of every match, when fewer than
+    # it holds but more than a few hundred) are the lowest ids among the candidates
+    rows = add(store, "a", *["common words here"] * 280)
+    query = LexicalQuery((("common",),))
+    got = store.keyword_ranked(
+        CORPUS_MESSAGE, query, where=EVERYTHING, limit=5, window=RankWindow(matches, 0)
+    )
+    candidates = rows[-matches:]
+    assert [i for i, _ in got] == sorted(m.id for m in candidates)[:5]
+    assert len({s for _, s in got}) == 1

@@ -18,6 +18,7 @@ Both render the typed query themselves (``match.py``) and apply the visibility r
 from __future__ import annotations
 
 import heapq
+import math
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -102,15 +103,46 @@ def _rank(
 
 
 def _scored(
-    conn: apsw.Connection, fts: str, match: str, start: int | None
+    conn: apsw.Connection, fts: str, match: str, start: int | None, fetch: int | None
 ) -> list[tuple[int, float]]:
-    """``(rowid, −bm25())`` of every match from row id ``start`` on (``None``: every match),
-    best first: one scoring pass, whatever ties the cut falls in (a bounded set: the window,
-    or fewer matches than it holds)."""
+    """``(rowid, −bm25())`` of the best ``fetch`` (``None``: all) matches from row id ``start``
+    on (``None``: every match), best first: FTS5 scores, SQLite's sorter keeps the best."""
     bound = "" if start is None else " AND rowid >= ?"
-    params = (match,) if start is None else (match, start)
+    cut = "" if fetch is None else " LIMIT ?"
+    params: tuple[object, ...] = (match,) if start is None else (match, start)
     sql = f"SELECT rowid, -bm25({fts}) AS s FROM {fts} WHERE {fts} MATCH ?{bound} ORDER BY s DESC"
-    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+    rows = conn.execute(sql + cut, params if fetch is None else (*params, fetch))
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def _window_hits(
+    conn: apsw.Connection,
+    fts: str,
+    match: str,
+    start: int | None,
+    older: dict[int, float],
+    limit: int,
+    allowed: Callable[[Sequence[int]], dict[int, str]],
+) -> list[tuple[str, float]]:
+    """The best ``limit`` visible rows of a bounded set (the matches from ``start`` on, or every
+    match when fewer than the window holds) and the scored ``older`` rows, ties by id.
+
+    The best ``limit · RANK_OVERFETCH`` of the set come first; when the answer is not settled
+    above the last of them (hidden rows, or a tie at the cut: a log line's rows tie by the
+    hundred), the whole set is scored once more (never a third time)."""
+    ranked_older = sorted(older.items(), key=_best)
+    fetch: int | None = limit * RANK_OVERFETCH
+    while True:
+        rows = _scored(conn, fts, match, start, fetch)
+        complete = fetch is None or len(rows) < fetch
+        floor = -math.inf if complete else rows[-1][1]
+        merged = list(heapq.merge(rows, ranked_older, key=_best))
+        # every row scoring above ``floor`` is here, in order (an unread one scores at most it)
+        order = merged if complete else [p for p in merged if p[1] > floor]
+        hits = _best_visible(order, limit, allowed)
+        if complete or (len(hits) >= limit and hits[limit - 1][1] > floor):
+            return hits
+        fetch = None
 
 
 def _best(pair: tuple[int, float]) -> float:
@@ -196,10 +228,7 @@ class KeywordMixin:
                         rare_rows=window.rare_rows,
                         freqs_function=PHRASE_FREQS_FUNCTION,
                     )
-                scored = _scored(conn, c.fts, match, start)
-                if older:
-                    scored = list(heapq.merge(scored, sorted(older.items(), key=_best), key=_best))
-                hits = _best_visible(scored, limit, allowed)
+                hits = _window_hits(conn, c.fts, match, start, older, limit, allowed)
                 if start is None or len(hits) >= limit:
                     return hits
                 # Trigger: hidden or filtered rows fill the window. Why: a search must not
