@@ -8,13 +8,13 @@ from pathlib import Path
 
 import apsw
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
 from recallbox.ranking.bm25 import scope_scores
 from recallbox.storage.base import CORPUS_MESSAGE, EmbeddingSpace, SearchFilter
-from recallbox.storage.sqlite import keyword, vectors
+from recallbox.storage.sqlite import keyword, vec0_read, vectors
 from recallbox.storage.sqlite.match import render_match
 from recallbox.storage.sqlite.store import SQLiteStore
 from recallbox.storage.sqlite.vector_cache import VectorCache
@@ -260,3 +260,34 @@ def test_hidden_rows_nearest_in_a_thread_never_hide_a_visible_one(
         monkeypatch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
         got = store.nearest([1.0, 0.0], space=space_of(store), where=SearchFilter(), limit=1)
         assert [i for i, _ in got] == [shown.id]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 300), st.integers(1, 5), st.integers(-3, 3)), max_size=120),
+    st.lists(st.integers(1, 300), max_size=40),
+    st.lists(st.integers(1, 320), min_size=1, max_size=60),
+    st.booleans(),
+)
+def test_read_vectors_reads_what_vec0_stores(
+    writes: list[tuple[int, int, int]], deletes: list[int], asked: list[int], direct: bool
+) -> None:
+    # writes may rewrite a row (delete + insert, as upsert does), deletes leave holes in the
+    # chunks; the direct read of the chunks and vec0's own point queries agree byte for byte
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE TABLE embedding_spaces (id INTEGER PRIMARY KEY, version INTEGER)")
+    vectors.create_table(conn, 1, 4)
+    for rowid, partition, value in writes:
+        vectors.upsert(conn, 1, [(rowid, partition, [float(value), 1.0, float(rowid), 0.5])])
+    for rowid in deletes:
+        conn.execute(f"DELETE FROM {vectors.table_name(1)} WHERE rowid = ?", (rowid,))
+    expected = {
+        int(r[0]): bytes(r[1])
+        for r in conn.execute(f"SELECT rowid, embedding FROM {vectors.table_name(1)}")
+        if int(r[0]) in set(asked)
+    }
+    versions = vec0_read.DIRECT_READ_VERSIONS if direct else frozenset()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vec0_read, "DIRECT_READ_VERSIONS", versions)
+        assert vec0_read.read_vectors(conn, 1, 4, asked) == expected
+    assert vec0_read._direct_layout(conn, vectors.table_name(1))  # the layout this build knows

@@ -23,7 +23,7 @@ from typing import Any
 import apsw
 
 from recallbox.storage.queries import SearchFilter
-from recallbox.storage.sqlite import vector_cache, vector_health, vector_window, vectors
+from recallbox.storage.sqlite import vec0_read, vector_cache, vector_health, vector_window, vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import Corpus, corpus_of
 from recallbox.storage.sqlite.rows import json_list, now
@@ -210,9 +210,7 @@ class VectorMixin:
                 window = self.vector_windows.held(conn, space)
             if window is not None:
                 # the rows of the newest threads from their copy, any other by row id
-                return _cached_distances(
-                    conn, window, c, narrow, vector, ids, space, rest=vectors.table_name(space.id)
-                )
+                return _cached_distances(conn, window, c, narrow, vector, ids, space, rest=True)
         sql = (
             f"SELECT {c.given}, vec_distance_cosine(v.embedding, ?) FROM {c.keys_from} "
             f"JOIN {vectors.table_name(space.id)} v ON v.rowid = {c.alias}.id "
@@ -307,11 +305,12 @@ def _cached_distances(
     ids: Sequence[str],
     space: EmbeddingSpace,
     *,
-    rest: str | None = None,
+    rest: bool = False,
 ) -> dict[str, float]:
     """:meth:`VectorMixin.distances` from the copy: the visible rows of ``ids`` with a fresh
     vector (the same SQL), measured by sqlite-vec on the copy's bytes of their vectors; with
-    ``rest`` (the space's ``vec0`` table), rows the copy does not hold are measured there."""
+    ``rest``, rows the copy does not hold are read from the space's table
+    (``vec0_read.read_vectors``) and measured the same way."""
     sql = (
         f"SELECT {c.given}, {c.alias}.id FROM {c.keys_from} "
         f"WHERE {c.rule}{narrow.sql} AND {c.fresh_vector}"
@@ -322,13 +321,11 @@ def _cached_distances(
     measured = vector_cache.exact_distances(conn, vector, [copy.blob(i) for _, i in kept])
     out = {rid: d for (rid, _), d in zip(kept, measured, strict=True)}
     missing = {int(r[1]): str(r[0]) for r in found if int(r[1]) not in at}
-    if rest is not None and missing:
-        rows = conn.execute(
-            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {rest} "
-            "WHERE rowid IN (SELECT value FROM json_each(?))",
-            (vectors.to_blob(vector), json_list(list(missing))),
-        )
-        out.update((missing[int(r[0])], float(r[1])) for r in rows)
+    if rest and missing:
+        stored = vec0_read.read_vectors(conn, space.id, space.dim, list(missing))
+        keys = list(stored)
+        measured = vector_cache.exact_distances(conn, vector, [stored[k] for k in keys])
+        out.update((missing[k], d) for k, d in zip(keys, measured, strict=True))
     return out
 
 
