@@ -173,7 +173,7 @@ def test_a_window_needs_positive_sizes(fields: dict[str, int]) -> None:
 
 @pytest.mark.parametrize("matches", [100, 300])
 def test_a_tie_across_the_cut_is_broken_by_id(store: Store, matches: int) -> None:
-    # 280 rows of one text tie: the best few of a window (or of every match, when fewer than
+    # 280 rows of one text tie: the best few of a window (or of every matching row, when fewer than
     # it holds but more than a few hundred) are the lowest ids among the candidates
     rows = add(store, "a", *["common words here"] * 280)
     query = LexicalQuery((("common",),))

@@ -291,3 +291,35 @@ def test_read_vectors_reads_what_vec0_stores(
         patch.setattr(vec0_read, "DIRECT_READ_VERSIONS", versions)
         assert vec0_read.read_vectors(conn, 1, 4, asked) == expected
     assert vec0_read._direct_layout(conn, vectors.table_name(1))  # the layout this build knows
+
+
+def _booked(store: SQLiteStore) -> int:
+    with store.pool.reading() as conn:
+        return int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+
+
+def test_a_space_counts_its_vectors_through_every_write(db_path: Path) -> None:
+    # the count is kept by triggers (migration 13), not counted per search
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        first = box.append_many("a", [{"role": "user", "content": f"x {i}"} for i in range(6)])
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        assert space_of(store).count == _booked(store) == 6
+        box.append("a", "user", "y new")
+        box.embed_all()  # inserts
+        assert space_of(store).count == _booked(store) == 7
+        with store.pool.transaction() as conn:  # a rewrite of bookkeeping, then a forget
+            vectors.forget(conn, CORPUS_MESSAGE, [store_rowid(store, first[0].id)])
+        assert space_of(store).count == _booked(store) == 6
+        with store.pool.transaction() as conn:
+            conn.execute("UPDATE embedding_spaces SET vectors = 99")
+        assert not all(h.healthy for h in store.doctor().indexes if h.table.startswith("vec_"))
+        store.doctor(repair=True)
+        assert space_of(store).count == _booked(store) == 6
+        assert store.drop_embedding_space(space_of(store)) == 6
+        assert store.embedding_spaces(CORPUS_MESSAGE) == []
+
+
+def store_rowid(store: SQLiteStore, uid: str) -> int:
+    with store.pool.reading() as conn:
+        return int(conn.execute("SELECT id FROM messages WHERE uid = ?", (uid,)).fetchone()[0])

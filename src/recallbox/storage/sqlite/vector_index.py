@@ -97,8 +97,8 @@ class VectorMixin:
     def embedding_spaces(self, owner: str) -> list[EmbeddingSpace]:
         with self.pool.reading() as conn:
             rows: list[Any] = conn.execute(
-                "SELECT s.id, s.owner, s.model_id, s.dim, "
-                "(SELECT count(*) FROM embeddings e WHERE e.space_id = s.id) "
+                # ``vectors`` is kept by triggers on ``embeddings`` (migration 13)
+                "SELECT s.id, s.owner, s.model_id, s.dim, s.vectors "
                 "FROM embedding_spaces s WHERE s.owner = ? ORDER BY s.id",
                 (owner,),
             ).fetchall()
