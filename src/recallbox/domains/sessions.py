@@ -4,8 +4,10 @@ One search runs both legs over the store and fuses them (``recallbox.ranking.fus
 
 * keyword: the typed keyword query (``recallbox.text.fts_query``) ranked by BM25, ``s``,
   with the statistics of the corpus searched — the whole index for a search of every thread
-  (FTS5's ``bm25()``), the thread for a ``channel`` search (its row count, average length and
-  document frequencies, ``recallbox.ranking.bm25``) — best :data:`KEYWORD_CANDIDATES` rows;
+  (FTS5's ``bm25()``; over a long history only its candidate window is scored,
+  ``hybrid.HISTORY_RANK_WINDOW``), the thread for a ``channel`` search (its row count, average
+  length and document frequencies, ``recallbox.ranking.bm25``) — best
+  :data:`KEYWORD_CANDIDATES` rows;
   a query with no word the tokenizer indexes (``🚀``: symbols are separators to it) takes
   the literal leg instead (:func:`symbol_leg`: the thread-search candidates, scored by how
   often the content holds the symbols);
@@ -18,8 +20,10 @@ The fused hybrid score is the *base*; the ranking signals of ``recallbox.ranking
 the candidates (``recallbox.domains.signal_inputs``), and the first hits carry their episode's
 neighbours (``recallbox.domains.hit_context``).
 
-Candidate pools do not depend on ``limit`` (up to the pool size), so a smaller ``limit`` returns
-a prefix of a larger one. The store applies the visibility rule (pending, superseded,
+Every candidate's row is read without its whole text (``EpisodeReads.search_heads``: the
+ranking needs its first characters only); the hits returned read theirs. Candidate pools do
+not depend on ``limit`` (up to the pool size), so a smaller ``limit`` returns a prefix of a
+larger one. The store applies the visibility rule (pending, superseded,
 invisible, machine events, compaction summaries, denied threads) in every read, and the whole
 search runs on one read snapshot; this module never sees those rows. No SQL here and no
 embedder call: the query vector is handed in.
