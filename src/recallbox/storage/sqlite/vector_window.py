@@ -77,20 +77,21 @@ def _partition_rows(
     return rows
 
 
-def _assemble(
-    token: tuple[int, str], dim: int, pieces: Sequence[tuple[Any, Any, Any]]
-) -> SpaceCopy:
-    """One copy from ``(rowids, partitions, matrix)`` pieces, rows ascending by id."""
-    if pieces:
-        rowids = np.concatenate([p[0] for p in pieces])
-        partitions = np.concatenate([p[1] for p in pieces])
-        matrix = np.concatenate([p[2] for p in pieces])
-    else:
-        rowids = np.zeros(0, dtype=np.int64)
-        partitions = np.zeros(0, dtype=np.int64)
-        matrix = np.zeros((0, dim), dtype=np.float32)
+def _assemble(token: tuple[int, str], dim: int, pieces: list[tuple[Any, Any, Any]]) -> SpaceCopy:
+    """One copy from ``(rowids, partitions, matrix)`` pieces, rows ascending by id; each piece
+    is written into the copy's one matrix and released (the peak is about one copy's bytes
+    beyond the pieces, not three)."""
+    rowids = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, dtype=np.int64)
+    partitions = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, dtype=np.int64)
     order = np.argsort(rowids, kind="stable")
-    matrix = np.ascontiguousarray(matrix[order])
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    matrix = np.empty((len(order), dim), dtype=np.float32)
+    start = 0
+    while pieces:
+        piece_rowids, _, piece_matrix = pieces.pop(0)
+        matrix[place[start : start + len(piece_rowids)]] = piece_matrix
+        start += len(piece_rowids)
     norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
     return SpaceCopy(token, rowids[order], partitions[order], matrix, norms)
 
