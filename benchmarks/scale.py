@@ -373,6 +373,8 @@ def index_only(
     return {
         "dataset": f"synthetic-{size}",
         "size": size,
+        "commit": commit(),
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
         "index_only": True,
         "parameters": {k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")},
         "ingest": meta.get("ingest", {}),
@@ -512,6 +514,8 @@ def run_dataset(
     return {
         "dataset": f"synthetic-{size}",
         "size": size,
+        "commit": commit(),
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
         "parameters": {k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")},
         "ingest": meta["ingest"],
         "storage": storage(db, int(meta["messages"])),
