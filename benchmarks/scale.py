@@ -563,7 +563,7 @@ def plot(report: dict[str, Any], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sets = [d for d in report["datasets"] if "size" in d]
+    sets = [d for d in report["datasets"] if "size" in d and d.get("plot", True)]
     if not sets:
         return
     names = [
