@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recallbox.text.dates import (
@@ -128,6 +128,8 @@ _PIECE_WORDS = [
     "sunday",
     "Mon",
     "ago",
+    "weekend",
+    "weekends",
     "today",
     "yesterday",
     "last",
@@ -142,11 +144,22 @@ _PIECE_WORDS = [
     "2024",
     "x",
     "st",
+    "this",
+    "past",
+    "year",
+    "weeks",
+    "day",
+    "two",
+    "Friday",
+    "fridays",
+    "Sept",
+    "September",
 ]
 _PIECES = st.sampled_from([*_PIECE_WORDS, ""])
 _GLUE = st.sampled_from([" ", "", ".", ",", "-", "/", ":"])
 
 
+@settings(max_examples=400)
 @given(st.lists(st.tuples(_PIECES, _GLUE), max_size=8))
 def test_glued_date_words_need_the_anchor_only_when_read_as_dates(
     pieces: list[tuple[str, str]],
@@ -162,6 +175,8 @@ def test_relative_and_partial_dates_need_the_anchor() -> None:
     for query in ("what happened yesterday", "two weeks ago", "last month", "in May", "on Friday"):
         assert may_need_anchor(query)
     assert not may_need_anchor("what is the deploy key")
+    # "last weekend" is a relative date (it was missed when the check first read whole words)
+    assert may_need_anchor("What event did John volunteer at last weekend?")
     # a word that merely starts like a month or weekday names none (no per-thread read)
     for query in ("novu zibo warning", "we decide on the mayor", "marker sundays"):
         assert not may_need_anchor(query)
