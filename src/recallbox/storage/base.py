@@ -224,20 +224,12 @@ class KeywordIndex(Protocol):
     """Ranked keyword search over any corpus (DESIGN §4.1)."""
 
     def keyword_ranked(
-        self,
-        corpus: str,
-        query: LexicalQuery,
-        *,
-        where: SearchFilter,
-        limit: int,
+        self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int,
         window: RankWindow | None = None,
-    ) -> list[tuple[str, float]]:
+    ) -> list[tuple[str, float]]:  # fmt: skip
         """``(public id, s)``, ``s`` the BM25 score over the whole corpus (higher is better),
-        of the visible rows matching ``query``; best first, ties by id, at most ``limit``.
-
-        ``window`` (``None``: every match) bounds which matches are scored when the query
-        matches many rows: see :class:`~recallbox.storage.queries.RankWindow`, which defines
-        the candidate set exactly."""
+        of the visible rows matching ``query`` (only ``window``'s candidates: ``RankWindow``);
+        best first, ties by id, at most ``limit``."""
 
     def keyword_scope(
         self, corpus: str, query: LexicalQuery, *, where: SearchFilter
