@@ -13,6 +13,7 @@ tool outputs, recall) adds its verbs as rows there.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import random
@@ -209,6 +210,9 @@ class Surface:
     outputs: Callable[[Planted, list[str]], Iterator[tuple[str, str]]]
     compare: bool = False
     """Whether a query's output must equal a never-stored word's output (word swapped back)."""
+    compared: Callable[[Planted, list[str]], Iterator[tuple[str, str]]] | None = None
+    """The outputs the comparison reads, when fewer than ``outputs`` (the others are skipped
+    by it anyway: outputs that name no query, vector-ranked ones)."""
 
 
 FRESH_PREFIX = "zqnoword"
@@ -271,40 +275,81 @@ def cli_run(p: Planted, *args: str, stdin: str = "") -> str:
     return f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
 
 
-def cli_agent_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
+CLI_PARALLEL = 3
+"""CLI calls of one batch run at once: each is a process of its own reading the one file, and
+most of its cost is its start-up (a second in all on 2 cores, run one after the other)."""
+CliCall = tuple[str, tuple[str, ...], str]
+"""``(label, arguments, stdin)`` of one CLI call."""
+
+
+def cli_batch(p: Planted, calls: list[CliCall]) -> list[tuple[str, str]]:
+    """Run ``calls`` :data:`CLI_PARALLEL` at a time; their ``(label, output)`` in call order."""
+    with concurrent.futures.ThreadPoolExecutor(CLI_PARALLEL) as pool:
+        texts = list(pool.map(lambda call: cli_run(p, *call[1], stdin=call[2]), calls))
+    return [(label, text) for (label, _, _), text in zip(calls, texts, strict=True)]
+
+
+def cli_query_outputs(
+    p: Planted, queries: list[str], *, vector: bool = True
+) -> Iterator[tuple[str, str]]:
+    """The agent-facing CLI verbs that take a query (``vector``: with the vector-ranked ones,
+    which a comparison with a no-match query skips)."""
+    calls: list[CliCall] = []
     for q in queries:
         for json_flag in ((), ("--json",)):
-            yield f"cli search-memory {q!r}", cli_run(p, "search-memory", q, *json_flag)
-            yield (
-                f"cli search {q!r}{VECTOR_MARK}",
-                cli_run(p, "search", q, "--embedder", "hash", *json_flag),
+            calls.append((f"cli search-memory {q!r}", ("search-memory", q, *json_flag), ""))
+            if vector:
+                calls.append(
+                    (
+                        f"cli search {q!r}{VECTOR_MARK}",
+                        ("search", q, "--embedder", "hash", *json_flag),
+                        "",
+                    )
+                )
+            calls.append(
+                (
+                    f"cli search {q!r}",
+                    ("search", q, "--embedder", "hash", "--no-embed", *json_flag),
+                    "",
+                )
             )
-            yield (
-                f"cli search {q!r}",
-                cli_run(p, "search", q, "--embedder", "hash", "--no-embed", *json_flag),
-            )
-        yield f"cli recall {q!r}", cli_run(p, "recall", q, *json_flag)
-        yield f"cli recall-context {q!r}", cli_run(p, "recall-context", q, *json_flag)
-        yield f"cli code search {q!r}", cli_run(p, "code", "search", q, *json_flag)
-    for message_id in p.denied_ids[:3]:
-        yield f"cli read {message_id}", cli_run(p, "read", message_id)
-    for handle in p.denied_handles[:2]:
-        yield f"cli expand {handle}", cli_run(p, "expand", handle)
+        calls.append((f"cli recall {q!r}", ("recall", q, "--json"), ""))
+        calls.append((f"cli recall-context {q!r}", ("recall-context", q, "--json"), ""))
+        calls.append((f"cli code search {q!r}", ("code", "search", q, "--json"), ""))
+    yield from cli_batch(p, calls)
+
+
+def cli_agent_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
+    yield from cli_query_outputs(p, queries)
+    reads: list[CliCall] = [(f"cli read {m}", ("read", m), "") for m in p.denied_ids[:3]]
+    reads += [(f"cli expand {h}", ("expand", h), "") for h in p.denied_handles[:2]]
+    yield from cli_batch(p, reads)
+    hooks: list[CliCall] = []
     for channel in p.denied_channels[:2]:
         session = channel.split(":", 1)[1]
         payload = json.dumps(
             {"hook_event_name": "SessionStart", "source": "compact", "session_id": session}
         )
-        yield f"cli hook {session}", cli_run(p, "hook", "claude-code", stdin=payload)
+        hooks.append((f"cli hook {session}", ("hook", "claude-code"), payload))
+    yield from cli_batch(p, hooks)
+
+
+def cli_compared_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
+    """What :func:`same_as_nothing` compares of the agent-facing CLI: the query verbs."""
+    return cli_query_outputs(p, queries, vector=False)
 
 
 def cli_person_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
+    calls: list[CliCall] = []
     for json_flag in ((), ("--json",)):
-        yield "cli thread list", cli_run(p, "thread", "list", *json_flag)
-        yield "cli policy show", cli_run(p, "policy", "show", *json_flag)
-        yield "cli doctor", cli_run(p, "doctor", *json_flag)
-        for channel in p.denied_channels[:2]:
-            yield f"cli thread show {channel}", cli_run(p, "thread", "show", channel, *json_flag)
+        calls.append(("cli thread list", ("thread", "list", *json_flag), ""))
+        calls.append(("cli policy show", ("policy", "show", *json_flag), ""))
+        calls.append(("cli doctor", ("doctor", *json_flag), ""))
+        calls += [
+            (f"cli thread show {c}", ("thread", "show", c, *json_flag), "")
+            for c in p.denied_channels[:2]
+        ]
+    yield from cli_batch(p, calls)
     yield "cli import again", cli_run(p, "import", "claude-code", str(p.work / "transcripts"))
 
 
@@ -417,7 +462,13 @@ def log_files(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
 
 SURFACES: list[Surface] = [
     Surface("python", "agent", python_outputs, compare=True),
-    Surface("cli (agent-facing)", "agent", cli_agent_outputs, compare=True),
+    Surface(
+        "cli (agent-facing)",
+        "agent",
+        cli_agent_outputs,
+        compare=True,
+        compared=cli_compared_outputs,
+    ),
     Surface("cli (person-facing)", "person", cli_person_outputs),
     Surface("mcp stdio", "agent", mcp_stdio_outputs, compare=True),
     Surface("mcp http", "agent", mcp_http_outputs, compare=True),
@@ -455,8 +506,9 @@ def scan(
 def same_as_nothing(p: Planted, surface: Surface, queries: list[str]) -> list[str]:
     """A canary query's outputs equal a never-stored word's (that word swapped back)."""
     words = {q: next(a for a, _ in p.pairs if a[:-2] in q.lower()) for q in queries}
-    mine = list(surface.outputs(p, queries))
-    theirs = list(surface.outputs(p, [swap(q, words[q], fresh(words[q])) for q in queries]))
+    outputs = surface.compared or surface.outputs
+    mine = list(outputs(p, queries))
+    theirs = list(outputs(p, [swap(q, words[q], fresh(words[q])) for q in queries]))
     problems = []
     for (label, text), (_, other) in zip(mine, theirs, strict=True):
         q = next((x for x in queries if repr(x) in label or x in label), None)

@@ -10,6 +10,7 @@ the longest read (and the longest read while the importer ran).
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,8 +186,10 @@ def reads_during_held_import(root: Path, *, seed: int = 0) -> HeldImportResult:
             last = reader.stderr().strip().splitlines()[-1:]
             result.problems.append(f"a reader failed while the import held the lock: {last}")
             return result  # the CLI readers would wait the full busy timeout each
-        for args in (("search-memory", "deploy"), ("search", "deploy"), ("thread", "list")):
-            out = cli(*args, db=db)
+        reads_args = (("search-memory", "deploy"), ("search", "deploy"), ("thread", "list"))
+        with concurrent.futures.ThreadPoolExecutor(len(reads_args)) as pool:  # all at once
+            outs = list(pool.map(lambda args: cli(*args, db=db), reads_args))
+        for args, out in zip(reads_args, outs, strict=True):
             if out.returncode != 0:
                 result.problems.append(
                     f"`recallbox {' '.join(args)}` exited {out.returncode}: {out.stderr.strip()[-500:]}"
