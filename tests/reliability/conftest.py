@@ -16,7 +16,7 @@ CI_WRITES = 60
 """Messages per concurrent Python appender in CI."""
 CI_CRASH_PARALLEL = 3
 """Kill series (one per job kind, each on its own file) run at once in CI: a series mostly
-waits for its child's start-up and its kill point, so three overlap on 2 cores."""
+waits for its kill points, so three overlap on 2 cores."""
 
 
 @pytest.fixture(scope="session")

@@ -4,19 +4,25 @@ store must open healthy with every acknowledged write, and the job must complete
 (``benchmarks/reliability.py``).
 
 The kinds' series run :data:`~reliability.conftest.CI_CRASH_PARALLEL` at a time, each on its
-own file (as the long run's ``--parallel``): a series mostly waits — for its child to start,
-for its random kill point — so series overlap well even on 2 cores. Each kind keeps its own
-test and its own failure."""
+own file (as the long run's ``--parallel``): a series mostly waits for its random kill
+points, so series overlap well even on 2 cores. Each kind keeps its own test and its own
+failure. A series forks its children from a zygote (``harness/zygote.py``): each run is a
+process in its own session, without an interpreter start of its own."""
 
 from __future__ import annotations
 
 import concurrent.futures
+import os
+import signal
+from pathlib import Path
 
 import pytest
 
 from reliability.conftest import CI_CRASH_PARALLEL, CI_KILLS
+from reliability.harness.ack import read_acks
 from reliability.harness.crash import CrashResult, crash_series
 from reliability.harness.jobs import JOB_KINDS, WRITE_KINDS
+from reliability.harness.procs import Zygote, spawn
 
 SLOWEST_FIRST = ("mcp_remember", "import_cli", "embed_cli", "hook", "append_cli")
 """Kinds whose series take longest (a CLI or an MCP server per run), started first so the
@@ -61,3 +67,20 @@ def test_kill_minus_nine_never_loses_an_acknowledged_write(
         raise result
     assert result.problems == []
     assert result.kills == _kills(kind) and result.completed
+
+
+def test_a_forked_child_runs_in_its_own_session_and_dies_by_kill_minus_nine(
+    tmp_path: Path,
+) -> None:
+    """The zygote's children are what the kill series kills: each in a session of its own (the
+    group kill reaches it, never the zygote), writing before the kill, ``-9`` after it."""
+    (tmp_path / "home").mkdir()
+    with Zygote(["append"]) as zygote:
+        child = spawn("append", tmp_path / "z.db", tmp_path, writer="a1", zygote=zygote)
+        child.wait_ready()
+        assert os.getpgid(child.proc.pid) == child.proc.pid != os.getpgid(zygote.proc.pid)
+        while not read_acks(child.acks):  # it writes
+            assert child.proc.poll() is None, child.stderr()
+        assert child.kill() == -signal.SIGKILL
+        assert zygote.proc.poll() is None  # the zygote lives on for the next child
+    assert zygote.proc.returncode == 0
