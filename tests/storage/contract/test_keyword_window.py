@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from recallbox.storage.base import (
     CORPUS_MESSAGE,
+    CORPUS_TRANSCRIPT_CHUNK,
     EVERYTHING,
     LexicalQuery,
     RankWindow,
@@ -25,7 +26,7 @@ from recallbox.storage.base import (
 )
 from recallbox.types import Message
 
-from .helpers import add
+from .helpers import add, chunk
 
 # Words the index's porter tokenizer keeps as they are; "common" fills most rows.
 VOCABULARY = ("common", "beta", "gamma", "delta")
@@ -183,3 +184,19 @@ def test_a_tie_across_the_cut_is_broken_by_id(store: Store, matches: int) -> Non
     candidates = rows[-matches:]
     assert [i for i, _ in got] == sorted(m.id for m in candidates)[:5]
     assert len({s for _, s in got}) == 1
+
+
+def test_the_chunk_corpus_ranks_its_window_too(store: Store) -> None:
+    # one chunk per thread: an old thread of a rare word, then newer threads of a common one
+    add(store, "old", "gamma common")
+    for n in range(5):
+        add(store, f"t{n}", "common beta")
+    for channel in ["old", *(f"t{n}" for n in range(5))]:
+        chunk(store, channel)
+    query = LexicalQuery((("common",), ("gamma",)))
+    exact = store.keyword_ranked(CORPUS_TRANSCRIPT_CHUNK, query, where=EVERYTHING, limit=ALL)
+    windowed = store.keyword_ranked(
+        CORPUS_TRANSCRIPT_CHUNK, query, where=EVERYTHING, limit=3, window=RankWindow(2, 1)
+    )
+    assert windowed[0] == exact[0] and windowed[0][0] == "old@1"
+    assert [i for i, _ in windowed[1:]] == ["t3@1", "t4@1"]  # the two newest chunks
