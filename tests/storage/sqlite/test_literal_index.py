@@ -198,7 +198,21 @@ ACTION = st.one_of(
     st.tuples(st.just("quarantine"), st.sampled_from("tuv"), st.just("")),
     st.tuples(st.just("index"), st.integers(1, 5), st.just("")),
 )
-TERMS = ("alpha", "ALPHA", "gamma-7", "beta gamma", "召回机制", "ärger", "pha al", "ab", "zzz")
+TERMS = (
+    "alpha",
+    "ALPHA",
+    "gamma-7",
+    "beta gamma",
+    "召回机制",
+    "ärger",
+    "pha al",
+    "ab",
+    "zzz",
+    "alpha beta gamma-7",
+    "Alpha ALPHA",
+    "a gamma-",
+    " beta ",
+)
 
 
 def _apply(box: recallbox.Box, ids: list[str], action: str, a: object, text: str) -> None:
@@ -220,16 +234,38 @@ def _apply(box: recallbox.Box, ids: list[str], action: str, a: object, text: str
         box.store.indexer.index_batch(int(a))
 
 
-@settings(max_examples=30)
-@given(st.lists(ACTION, max_size=30), st.booleans())
+#: Plan constants per mode: the lists of steps 1-2 (default), the walk in doubling batches, the
+#: walk in tiny batches keeping one key of later threads, and the walk reading every thread
+#: that is not next in key order alone, then gathering the rest.
+MODES = {
+    "lists": {},
+    "walk": {"literal_plan.RECHECK_MAX": 0, "literal_plan.WORDS_SORT_MAX": 0},
+    "walk-small": {
+        "literal_plan.RECHECK_MAX": 0,
+        "literal_plan.WORDS_SORT_MAX": 0,
+        "literal_walk.FIRST_BATCH_KEYS": 1,
+        "literal_walk.MAX_BATCH_KEYS": 2,
+        "literal_walk.BUFFER_MAX_KEYS": 1,
+    },
+    "walk-alone": {
+        "literal_plan.RECHECK_MAX": 0,
+        "literal_plan.WORDS_SORT_MAX": 0,
+        "literal_walk.FIRST_BATCH_KEYS": 1,
+        "literal_walk.LOOKAHEAD_THREADS": 0,
+        "literal_walk.OUT_OF_ORDER_READS_MAX": 1,
+    },
+}
+
+
+@settings(max_examples=60)
+@given(st.lists(ACTION, max_size=30), st.sampled_from(sorted(MODES)))
 def test_any_writes_any_indexing_progress_same_answer_as_the_naive_scan(
-    tmp_path: Path, actions: list, walk: bool
+    tmp_path: Path, actions: list, mode: str
 ) -> None:
-    path = tmp_path / f"h{abs(hash(str(actions)))}{walk}.db"
+    path = tmp_path / f"h{abs(hash(str(actions)))}{mode}.db"
     patch = pytest.MonkeyPatch()
-    if walk:
-        patch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", 0)
-        patch.setattr("recallbox.storage.sqlite.literal_plan.PHRASE_SORT_MAX", 0)
+    for name, value in MODES[mode].items():
+        patch.setattr(f"recallbox.storage.sqlite.{name}", value)
     try:
         with recallbox.open(path) as box:
             box.store.indexer.stop()

@@ -192,7 +192,7 @@ def _plan(pool: ConnectionPool, term: str, where: SearchFilter) -> Plan:
         return _plans[cache_key]
     with pool.snapshot() as conn:
         scope = load_scope(conn, where)
-        plan = plan_term(conn, term, where, scope)
+        plan = plan_term(pool, conn, term, where, scope)
     if serial is not None:
         if len(_plans) >= PLAN_CACHE_MAX:
             _plans.clear()
@@ -235,7 +235,7 @@ def literal_candidates(
     stream = CandidateStream()
     if len(query.term) >= TRIGRAM_CHARS:
         plan = _plan(pool, query.term, where)
-        keys = _limited(ordered_keys(pool, plan), limit, stream)
+        keys = _limited(ordered_keys(plan), limit, stream)
         stream.rows = _read_chunks(pool, query, where, keys, by_key=True)
         stream.holders = lambda n: _holders(pool, plan, n)
         return stream
