@@ -10,6 +10,7 @@ import recallbox
 from recallbox.storage.base import CandidateStream, LiteralQuery, SearchFilter, Store
 from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
+    SQL_FILTER_MAX_CHARS,
     bigram_match,
     filter_sql,
     has_non_ascii_case,
@@ -84,8 +85,10 @@ def test_the_exact_filter_is_instr_when_case_sensitive_else_like_without_escape(
 ) -> None:
     sql, values = filter_sql("a_b*", case_sensitive=True, ids=2)
     assert "instr(m.content, ?3)" in sql and "LIKE" not in sql and values == ["a_b*"]
+    _, values = filter_sql("xxa", case_sensitive=True, ids=2)  # long rows: the recheck alone
+    assert values == ["xxa", SQL_FILTER_MAX_CHARS]
     sql, values = filter_sql("a_b*", case_sensitive=False, ids=2)
-    assert "ESCAPE" not in sql and "instr" not in sql and values == ["%a_b*%"]
+    assert "ESCAPE" not in sql and "instr" not in sql and values == ["%a_b*%", SQL_FILTER_MAX_CHARS]
     sql, values = filter_sql("Ärger", case_sensitive=False, ids=2)
     assert "LIKE" not in sql and values == []
     box.append("t", "user", "x" * 500 + " A_b* " + "x" * 500)

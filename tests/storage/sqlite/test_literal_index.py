@@ -20,6 +20,7 @@ import recallbox
 from recallbox.domains.messages import build_row
 from recallbox.domains.threads import LITERAL_COUNT_LIMIT, search_literal
 from recallbox.storage.base import CandidateStream, LiteralQuery, SearchableMessage, SearchFilter
+from recallbox.storage.sqlite.literal import SQL_FILTER_MAX_CHARS
 from recallbox.storage.sqlite.literal_index import backlog_size
 
 EVERY_VISIBLE_SQL = (
@@ -183,6 +184,23 @@ def test_a_count_within_the_budget_is_exact(quiet_box: recallbox.Box) -> None:
     result = search_literal(box.store, "needle", None)
     assert result == complete(box, "needle", None)
     assert re.fullmatch(r"\d+ more hits not shown; narrow the query to see them\.", notice(result))
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_long_rows_are_filtered_by_the_exact_recheck_alone(
+    quiet_box: recallbox.Box, indexed: bool
+) -> None:
+    box = quiet_box
+    run = "x" * (SQL_FILTER_MAX_CHARS + 100)
+    for n, word in enumerate(["keyword", "KEYWORD", "KeyWord", "key word", "keywor"]):
+        box.append("long", "tool", f"{run} {word}-{n} {run}")
+        box.append("short", "tool", f"xxxx {word}-{n} end")
+    if indexed:
+        box.store.indexer.drain()
+    for term in ("keyword", "KEYWORD", "xxxx keyword", "xxxx KeyWord-2", "word-", "missing-term"):
+        for channel in (None, "long"):
+            assert_complete(box, term, channel)
+    assert len(set(ids_in(assert_complete(box, "keyword", "long")))) == 3  # 3 of 5 hold it
 
 
 # -- the three steps and the backlog give the same answer -----------------------------------------

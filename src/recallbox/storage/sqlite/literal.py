@@ -61,8 +61,11 @@ from recallbox.storage.values import CandidateStream, SearchableMessage
 from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
 FILTER_CHUNK_IDS = 64  # candidates filtered (and their rows read) per query
+#: Rows longer than this (content and argument text) are filtered by the caller's recheck only.
+SQL_FILTER_MAX_CHARS = 4_096
 SORT_CANDIDATES_MAX = 20_000  # short terms: above this many, walk the order instead of sorting
 PLAN_CACHE_MAX = 64  # term plans kept for the open read snapshots
+ROW_CACHE_MAX_CHARS = 8_000_000  # message text kept for the passes of one search
 
 SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
 SEARCH_FROM = (
@@ -77,6 +80,7 @@ BY_KEY_FROM = (
 
 __all__ = [
     "LIKE_PATTERN_MAX_CHARS",
+    "SQL_FILTER_MAX_CHARS",
     "bigram_match",
     "filter_sql",
     "has_non_ascii_case",
@@ -137,16 +141,26 @@ def text_filter(term: str, *, case_sensitive: bool, first: int) -> tuple[str, li
     """The conditions on ``m.content``/``m.args_text`` (numbered from ``?<first>``) that every
     row holding ``term`` passes, and their values.
 
-    Case-sensitive: ``instr`` of the whole term, exact (``LIKE`` and ``GLOB`` backtrack on a
-    term that starts with a run of one character, ``xxxx keyword`` in 60 000 characters of
-    ``x``: 3x slower there). Otherwise ``LIKE`` (ASCII case folded; faster than ``instr``
-    over ``lower()`` on ordinary text) for a term without non-ASCII cased letters.
+    Case-sensitive: ``instr`` of the whole term, exact. Otherwise ``LIKE`` (ASCII case folded;
+    faster than ``instr`` over ``lower()`` on ordinary text) for a term without non-ASCII
+    cased letters. Both compare at every offset where the first character matches (``LIKE``
+    at a few times the cost), so a row longer than :data:`SQL_FILTER_MAX_CHARS` passes
+    unfiltered to the caller's exact recheck (``str.find``, which skips ahead) when that can
+    cost them several comparisons per character: always for ``LIKE``, and for ``instr`` when
+    the term starts with a run of one character (``xxxx keyword`` in 60 000 ``x``).
     """
-    if case_sensitive:
-        return f" AND (instr(m.content, ?{first}) > 0 OR instr(m.args_text, ?{first}) > 0)", [term]
-    if has_non_ascii_case(term):
+    if has_non_ascii_case(term) and not case_sensitive:
         return "", []
-    return f" AND (m.content LIKE ?{first} OR m.args_text LIKE ?{first})", [like_pattern(term)]
+    if case_sensitive:
+        condition = f"instr(m.content, ?{first}) > 0 OR instr(m.args_text, ?{first}) > 0"
+        value = term
+        if term[:1] * 2 != term[:2]:
+            return f" AND ({condition})", [value]
+    else:
+        condition = f"m.content LIKE ?{first} OR m.args_text LIKE ?{first}"
+        value = like_pattern(term)
+    long_row = f"length(m.content) + coalesce(length(m.args_text), 0) > ?{first + 1}"
+    return f" AND ({long_row} OR {condition})", [value, SQL_FILTER_MAX_CHARS]
 
 
 def _read_chunks(
@@ -157,26 +171,66 @@ def _read_chunks(
     by_key: bool,
 ) -> Iterator[SearchableMessage]:
     """The rows of ``ids`` (message keys, or row ids) that pass the filter and the rule, in
-    the order of ``ids``, a chunk at a time."""
+    the order of ``ids``, a chunk at a time. Rows of keys read earlier in the same snapshot
+    (another pass, another term) come from :class:`RowCache` unfiltered: the caller rechecks
+    every row."""
+    cache = RowCache.of(pool, where) if by_key else None
     while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
-        if by_key:
+        missing = chunk if cache is None else [key for key in chunk if key not in cache.rows]
+        found: dict[Any, SearchableMessage] = {}
+        if missing and by_key:
             text, values = text_filter(query.term, case_sensitive=query.case_sensitive, first=2)
             narrow = MESSAGES.narrow(where, first=2 + len(values))
             sql = (
                 f"SELECT {key_sql('m')}, {ROW_COLUMNS.split(', ', 1)[1]} FROM {BY_KEY_FROM} "
                 f"WHERE {MESSAGE_SEARCHABLE_SQL}{text}{narrow.sql}"
             )
-            params: tuple[Any, ...] = (json.dumps(chunk), *values, *narrow.params)
-        else:
+            params: tuple[Any, ...] = (json.dumps(missing), *values, *narrow.params)
+            found = {r[0]: _row(r) for r in _fetch(pool, sql, params)}
+        elif missing:
             sql, rest = filter_sql(
-                query.term, case_sensitive=query.case_sensitive, ids=len(chunk), where=where
+                query.term, case_sensitive=query.case_sensitive, ids=len(missing), where=where
             )
-            params = (*chunk, *rest)
-        found: dict[Any, Sequence[Any]] = {r[0]: r for r in _fetch(pool, sql, params)}
+            found = {r[0]: _row(r) for r in _fetch(pool, sql, (*missing, *rest))}
+        if cache is not None:
+            cache.keep(found)
         for key in chunk:
-            row = found.get(key)
+            row = found.get(key) or (cache.rows.get(key) if cache is not None else None)
             if row is not None:
-                yield _row(row)
+                yield row
+
+
+class RowCache:
+    """Rows read in one read snapshot, by message key, up to :data:`ROW_CACHE_MAX_CHARS` of
+    text: the case-insensitive pass of a term and the later terms of a search read a common
+    row once. Only the newest snapshot's rows are kept (a search reads one snapshot)."""
+
+    _current: tuple[tuple[int, SearchFilter], RowCache] | None = None
+
+    def __init__(self) -> None:
+        self.rows: dict[int, SearchableMessage] = {}
+        self.chars = 0
+
+    @classmethod
+    def of(cls, pool: ConnectionPool, where: SearchFilter) -> RowCache | None:
+        """The cache of the snapshot open on this thread (None outside one)."""
+        serial = pool.snapshot_id()
+        if serial is None:
+            return None
+        current = cls._current
+        if current is not None and current[0] == (serial, where):
+            return current[1]
+        cache = cls()
+        cls._current = ((serial, where), cache)
+        return cache
+
+    def keep(self, rows: dict[Any, SearchableMessage]) -> None:
+        for key, row in rows.items():
+            size = len(row.content)
+            if self.chars + size > ROW_CACHE_MAX_CHARS:
+                return
+            self.rows[int(key)] = row
+            self.chars += size
 
 
 # -- terms of 3+ characters: the literal index ---------------------------------------------------

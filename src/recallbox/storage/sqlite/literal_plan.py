@@ -5,12 +5,13 @@ Search order (DESIGN §3.2) is threads by last activity (newest first), generati
 a thread is one key range and a generation a sub-range of it. One plan per term, shared by the
 case-sensitive and the case-insensitive pass:
 
-1. **Probe**: every (sampled) trigram of the term ANDed, ``LIMIT`` :data:`RECHECK_MAX` + 1 —
-   cheap (no positions are read). At most :data:`RECHECK_MAX` rows: they are the candidates
-   (a superset the caller rechecks), sorted here by search order.
-2. **Words**: a term of several words (``literal_words.py``) as a phrase of its words and
+1. **Words**: a term of several words (``literal_words.py``) as a phrase of its words and
    word boundaries in the word index, ``LIMIT`` :data:`WORDS_SORT_MAX` + 1: a superset of the
-   rows holding it, however common each word is. At most :data:`WORDS_SORT_MAX`: sorted here.
+   rows holding it, however common each word is. At most :data:`WORDS_SORT_MAX`: they are
+   the candidates (the caller rechecks them), sorted here by search order.
+2. **Probe**: otherwise every (sampled) trigram of the term ANDed, ``LIMIT``
+   :data:`RECHECK_MAX` + 1 — cheap (no positions are compared). At most :data:`RECHECK_MAX`
+   rows: they are the candidates, sorted here.
 3. **Walk**: otherwise (a common term), the whole term as one trigram phrase — exactly the
    rows holding it with case folded as the tokenizer folds (ASCII, at most
    :data:`PHRASE_MAX_CHARS`, no newline) — read in search order as the caller goes
@@ -256,13 +257,15 @@ def plan_term(
     tail, tail_sure = backlog_keys(conn, term, where, scope)
     keys: list[int] | None = []
     if scope.threads:
-        keys = index_keys(conn, trigram_match(term), scope, RECHECK_MAX + 1)
-        if len(keys) > RECHECK_MAX:
-            keys = None
-            words = word_phrase(term)
-            if words is not None:
-                found = index_keys(conn, words, scope, WORDS_SORT_MAX + 1, WORDS_TABLE)
-                keys = found if len(found) <= WORDS_SORT_MAX else None
+        words = word_phrase(term)
+        found = (
+            [] if words is None else index_keys(conn, words, scope, WORDS_SORT_MAX + 1, WORDS_TABLE)
+        )
+        if words is not None and len(found) <= WORDS_SORT_MAX:
+            keys = found
+        else:
+            probe = index_keys(conn, trigram_match(term), scope, RECHECK_MAX + 1)
+            keys = probe if len(probe) <= RECHECK_MAX else None
     listed = [k for k in [*(keys or []), *tail] if scope.allows(k)]
     scope.load_generations(conn, sorted({k >> THREAD_SHIFT for k in listed}))
     tail = sorted((k for k in tail if scope.allows(k)), key=scope.sort_key)
@@ -293,14 +296,17 @@ def ordered_keys(plan: Plan) -> Iterator[int]:
             yield key
 
 
-#: Rows of a sorted candidate list whose text the "more hits" count checks, per statement.
+#: Rows of a sorted candidate list whose text the "more hits" count checks, per statement;
+#: longer rows are not checked (the count stays a lower bound).
 HOLDER_CHECK_ROWS = 256
+HOLDER_CHECK_MAX_CHARS = 4_096
 
 
 def holder_keys(conn: apsw.Connection, plan: Plan, limit: int) -> list[int]:
     """Up to ``limit`` keys of allowed rows that surely hold the term (case folded): queued
     rows the plan's scan found, then the walk's keys (an exact phrase), or the rows of the
-    candidate list whose ASCII-lowered text holds the lowered term (an ASCII term)."""
+    candidate list (up to :data:`HOLDER_CHECK_MAX_CHARS` long) whose ASCII-lowered text holds
+    the lowered term (an ASCII term)."""
     found = sorted(plan.tail_sure)[:limit]
     if plan.walk is not None:
         if phrase_is_exact(plan.term):
@@ -319,8 +325,9 @@ def holder_keys(conn: apsw.Connection, plan: Plan, limit: int) -> list[int]:
         rows = conn.execute(
             f"SELECT {key_sql('m')} FROM json_each(?1) j CROSS JOIN messages m "
             f"ON m.thread_id = (j.value >> {THREAD_SHIFT}) AND m.seq = (j.value & {SEQ_MASK}) "
-            "WHERE instr(lower(m.content), ?2) > 0 OR instr(lower(m.args_text), ?2) > 0",
-            (json.dumps(chunk), plan.term.lower()),
+            "WHERE length(m.content) + coalesce(length(m.args_text), 0) <= ?3 "
+            "AND (instr(lower(m.content), ?2) > 0 OR instr(lower(m.args_text), ?2) > 0)",
+            (json.dumps(chunk), plan.term.lower(), HOLDER_CHECK_MAX_CHARS),
         )
         found.extend(int(r[0]) for r in rows)
     return found[:limit]
