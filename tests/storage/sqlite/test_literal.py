@@ -85,10 +85,11 @@ def test_the_exact_filter_is_instr_when_case_sensitive_else_like_without_escape(
 ) -> None:
     sql, values = filter_sql("a_b*", case_sensitive=True, ids=2)
     assert "instr(m.content, ?3)" in sql and "LIKE" not in sql and values == ["a_b*"]
-    _, values = filter_sql("xxa", case_sensitive=True, ids=2)  # long rows: the recheck alone
-    assert values == ["xxa", SQL_FILTER_MAX_CHARS]
+    for case_sensitive in (True, False):  # long rows: the recheck alone
+        _, values = filter_sql("xxa", case_sensitive=case_sensitive, ids=2)
+        assert values[-1] == SQL_FILTER_MAX_CHARS
     sql, values = filter_sql("a_b*", case_sensitive=False, ids=2)
-    assert "ESCAPE" not in sql and "instr" not in sql and values == ["%a_b*%", SQL_FILTER_MAX_CHARS]
+    assert "ESCAPE" not in sql and "instr" not in sql and values == ["%a_b*%"]
     sql, values = filter_sql("Ärger", case_sensitive=False, ids=2)
     assert "LIKE" not in sql and values == []
     box.append("t", "user", "x" * 500 + " A_b* " + "x" * 500)

@@ -3,7 +3,7 @@
 Threads are written in any interleaving (an old thread active again comes first in search
 order but last in key order), compacted anywhere, quarantined; the walk must hand out exactly
 the phrase's keys of the allowed threads, in DESIGN §3.2 order, with every setting of its
-batches, its look-ahead, its buffer and its fallbacks.
+blocks, its splits and its batches.
 """
 
 from __future__ import annotations
@@ -23,18 +23,9 @@ from recallbox.storage.sqlite.literal_walk import Walk
 
 SETTINGS = {
     "default": {},
-    "tiny batches, one key kept": {
-        "FIRST_BATCH_KEYS": 1,
-        "MAX_BATCH_KEYS": 2,
-        "BUFFER_MAX_KEYS": 1,
-    },
-    "no look-ahead": {"FIRST_BATCH_KEYS": 2, "LOOKAHEAD_THREADS": 0},
-    "gather at once": {"LOOKAHEAD_THREADS": 0, "OUT_OF_ORDER_READS_MAX": 0},
-    "gather too big": {
-        "LOOKAHEAD_THREADS": 0,
-        "OUT_OF_ORDER_READS_MAX": 0,
-        "GATHER_MAX_KEYS": 1,
-    },
+    "blocks of one thread": {"SPARSE_BLOCK_KEYS": 0},
+    "every block split": {"BLOCK_READ_KEYS": 0, "FIRST_BATCH_KEYS": 1, "MAX_BATCH_KEYS": 2},
+    "small reads": {"BLOCK_READ_KEYS": 2, "FIRST_BATCH_KEYS": 1, "MAX_BATCH_KEYS": 3},
 }
 
 STEP = st.one_of(
@@ -92,10 +83,12 @@ def test_the_walk_hands_out_every_key_in_search_order(
         patch.undo()
 
 
-def test_an_old_thread_active_again_is_read_alone_and_later_threads_are_kept(
-    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_an_old_thread_active_again_comes_first_and_big_threads_go_by_generation(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    monkeypatch.setattr(literal_walk, "FIRST_BATCH_KEYS", 1)
+    for constant, value in SETTINGS[name].items():
+        monkeypatch.setattr(literal_walk, constant, value)
     for t in range(12):  # c0 is the oldest thread (lowest id) ...
         box.append_many(f"c{t}", [{"role": "user", "content": f"needle {t}.{i}"} for i in range(3)])
         if t % 4 == 0:
@@ -109,26 +102,24 @@ def test_an_old_thread_active_again_is_read_alone_and_later_threads_are_kept(
     ids = dict(box.store.pool.connection().execute("SELECT id, channel FROM threads"))
     threads = list(dict.fromkeys(ids[key >> 32] for key in walked))
     assert threads == ["c11", "c0", *(f"c{t}" for t in range(10, 0, -1))]
+    for channel in ("c0", "c4", "c11"):
+        walked, truth = _walk_and_truth(box, channel)
+        assert walked == truth and truth
 
 
-@pytest.mark.parametrize("kept", [1, 3, 100])
-def test_newer_threads_gone_quiet_are_kept_for_their_turn_or_read_alone(
-    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, kept: int
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_threads_gone_quiet_come_last_in_every_block_shape(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    monkeypatch.setattr(literal_walk, "BUFFER_MAX_KEYS", kept)
+    for constant, value in SETTINGS[name].items():
+        monkeypatch.setattr(literal_walk, constant, value)
     for t in range(6):  # every thread created first: c5 has the highest id ...
         box.append(f"c{t}", "user", f"needle at the start of {t}")
-    for t in (0, 1, 2):  # ... but c0-c2 are active later: c3-c5 come last, passed on the way
+    for t in (0, 1, 2):  # ... but c0-c2 are active later: c3-c5 come last
         box.append_many(f"c{t}", [{"role": "user", "content": f"needle {t}.{i}"} for i in range(4)])
+    box.quarantine("c1")
     box.store.indexer.drain()
     walked, truth = _walk_and_truth(box, None)
-    assert walked == truth and len(truth) == 6 + 3 * 4
+    assert walked == truth and len(truth) == 5 + 2 * 4
     ids = dict(box.store.pool.connection().execute("SELECT id, channel FROM threads"))
-    assert list(dict.fromkeys(ids[key >> 32] for key in walked)) == [
-        "c2",
-        "c1",
-        "c0",
-        "c5",
-        "c4",
-        "c3",
-    ]
+    assert list(dict.fromkeys(ids[key >> 32] for key in walked)) == ["c2", "c0", "c5", "c4", "c3"]

@@ -23,7 +23,8 @@ separator of the literal on both sides, each boundary whose edges the literal ho
 word of at least :data:`EDGE_CHARS` characters has the same edge whatever follows) — is in
 the text's stream, at consecutive positions; and a last word longer than :data:`EDGE_CHARS`
 that runs to the end of the literal is the head of the next one: a prefix token.
-:func:`word_phrase` is that run as one FTS5 phrase. A row holding the literal always matches
+:func:`word_phrase` is that run as one FTS5 phrase (the plan may try it without the prefix
+first: ``literal_plan.py``). A row holding the literal always matches
 it (a superset: other words with the same edges, a long word cut, a match across two
 argument leaves only add rows the caller rechecks).
 
