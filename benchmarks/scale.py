@@ -71,6 +71,7 @@ STORAGE_GROUPS = (
     ("messages_fts", "fts"),
     ("messages_trgm", "trigram"),
     ("messages_literal", "literal"),
+    ("messages_words", "words"),
     ("literal_backlog", "literal"),
     ("vec_", "vectors"),
     ("embeddings", "vectors"),
