@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import apsw
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import recallbox
 from recallbox.storage.sqlite.literal_words import (
     ASCII_FOLDS,
     WORD_MAX_CHARS,
@@ -101,3 +103,23 @@ def test_every_text_holding_a_literal_matches_its_phrase(
     fts.execute("DELETE FROM t")
     fts.execute("INSERT INTO t (rowid, c) VALUES (1, ?)", (word_stream(text),))
     assert fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (phrase,)).fetchall() == [(1,)]
+
+
+@pytest.mark.parametrize("erase", ["purge", "redact"])
+def test_an_erased_word_leaves_no_byte_in_the_word_index(tmp_path: Path, erase: str) -> None:
+    db = tmp_path / "w.db"
+    secret = "zqxhuntertwozq"  # one lowercase word: the word index would keep it whole
+    with recallbox.open(db) as box:
+        kept = box.append("ops", "user", "the bystander line stays").id
+        gone = box.append("ops", "user", f"the password is {secret} today").id
+        box.store.indexer.drain()
+        assert secret.encode() in db.read_bytes() + Path(f"{db}-wal").read_bytes()
+        if erase == "purge":
+            box.purge(gone)
+        else:
+            box.redact(gone, secret)
+        box.store.indexer.drain()
+        box.store.secure_delete()
+        assert box.read_message(kept)
+    files = [p for p in db.parent.iterdir() if p.name.startswith(db.name)]
+    assert not any(secret.encode() in p.read_bytes() for p in files)
