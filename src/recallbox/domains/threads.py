@@ -18,7 +18,9 @@ The pieces, in the order a search runs them:
   skips matches already inside an emitted window of the same field, stops adding blocks at the
   first one that does not fit, and counts the (message, field) pairs it could not show.
 * The store's candidates are complete (no candidate cap): the search reads them until the
-  blocks are full, then at most :data:`LITERAL_COUNT_BUDGET` more rows to count what is left.
+  blocks are full, then at most :data:`LITERAL_COUNT_BUDGET` more rows to count what is left,
+  and stops counting sooner where the store says its next candidates are costly to reach
+  (``CandidateStream.costly``: a rare term's next hits lie far apart in its index).
   When every candidate was read the count is exact ("N more hits", "1000+" past
   :data:`LITERAL_COUNT_LIMIT`); otherwise it is a true lower bound — the pairs counted plus
   the messages the store's index says surely hold a term — and reads "At least N".
@@ -388,7 +390,10 @@ def _collect(store: LiteralStore, terms: list[str], channel: str | None) -> Lite
             rows, bounded = _candidates(store, term, channel, case_sensitive)
             collector.bounded_scan |= bounded
             streams.append(rows)
-            for message in rows:
+            while not (collector.full and collector.not_shown and rows.costly()):
+                message = next(rows, None)
+                if message is None:
+                    break
                 if collector.done:
                     return collector
                 if collector.full:
@@ -396,11 +401,21 @@ def _collect(store: LiteralStore, terms: list[str], channel: str | None) -> Lite
                         # Trigger: the count budget is spent with candidates left.
                         # Why: counting every hit of a common term costs the whole history.
                         # Outcome: a lower bound, from what was read and what the index says.
-                        collector.exact = False
-                        collector.beyond = _beyond(collector, streams)
-                        return collector
+                        return _lower_bound(collector, streams)
                     budget -= 1
                 _offer(collector, message, term, case_sensitive, lower)
+            else:
+                # Trigger: the blocks are full and the store's next candidates of this term
+                # lie in a sparse stretch of its index (a rare term: reading on costs a large
+                # part of the history to count a few more).
+                # Outcome: a lower bound, as when the count budget is spent.
+                return _lower_bound(collector, streams)
+    return collector
+
+
+def _lower_bound(collector: LiteralCollector, streams: list[CandidateStream]) -> LiteralCollector:
+    collector.exact = False
+    collector.beyond = _beyond(collector, streams)
     return collector
 
 

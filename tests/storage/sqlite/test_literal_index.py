@@ -23,6 +23,7 @@ from recallbox.storage.base import CandidateStream, LiteralQuery, SearchableMess
 from recallbox.storage.sqlite.literal import SQL_FILTER_MAX_CHARS
 from recallbox.storage.sqlite.literal_index import backlog_size
 from recallbox.storage.sqlite.literal_plan import HOLDER_CHECK_MAX_ROWS
+from recallbox.storage.sqlite.literal_walk import Walk
 
 EVERY_VISIBLE_SQL = (
     "SELECT m.uid, t.channel, g.number, m.seq, m.role, m.content, m.tool_calls "
@@ -341,3 +342,32 @@ def test_a_store_left_with_a_backlog_is_complete_and_drained_by_the_next(db_path
         again.store.indexer.drain()
         assert backlog_size(again.store.pool.connection()) == 0
         assert ids_in(again.search_memory("late one")) == ids
+
+
+def test_counting_stops_where_the_next_hits_of_a_rare_term_lie_far_apart(
+    quiet_box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    box = quiet_box
+    for t in range(240):  # the term in every tenth thread: the walk's blocks grow
+        rows = [{"role": "user", "content": f"filler {t}.{i} " + "y" * 300} for i in range(4)]
+        if t % 10 == 0:
+            rows[1]["content"] = f"the rareneedle of {t} " + "z" * 600
+        box.append_many(f"t{t:03d}", rows)
+    box.store.indexer.drain()
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", 0)
+    reads: list[int] = []
+    real = Walk._read
+
+    def counted(self: Walk, low: int, high: int, limit: int) -> list[int]:
+        reads.append(limit)
+        return real(self, low, high, limit)
+
+    monkeypatch.setattr(Walk, "_read", counted)
+    cheap = assert_complete(box, "rareneedle")
+    cheap_reads = len(reads)
+    assert notice(cheap).startswith("At least")
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.HOLDER_WALK_THREADS", 10**6)
+    reads.clear()
+    whole = assert_complete(box, "rareneedle")  # counting on: every hit read
+    assert ids_in(whole) == ids_in(cheap) and re.match(r"\d+ more hits", notice(whole))
+    assert cheap_reads < len(reads)

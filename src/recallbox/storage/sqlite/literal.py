@@ -29,7 +29,7 @@ surely hold the term (an exact phrase of the index).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
@@ -42,11 +42,11 @@ from recallbox.storage.sqlite.literal_index import SEQ_MASK, THREAD_SHIFT, key_s
 from recallbox.storage.sqlite.literal_plan import (
     LIKE_PATTERN_MAX_CHARS,
     TRIGRAM_CHARS,
+    KeyFeed,
     Plan,
     holder_keys,
     like_pattern,
     load_scope,
-    ordered_keys,
     plan_term,
 )
 from recallbox.storage.sqlite.match import quote_phrase
@@ -163,19 +163,29 @@ def text_filter(term: str, *, case_sensitive: bool, first: int) -> tuple[str, li
     return f" AND ({long_row} OR {condition})", [value, SQL_FILTER_MAX_CHARS]
 
 
+class Pending:
+    """Rows of the chunk being handed out that the caller has not taken yet, and whether the
+    next key costs a large read (``costly``: a chunk then stops short of it)."""
+
+    def __init__(self, costly: Callable[[], bool]) -> None:
+        self.rows = 0
+        self.costly = costly
+
+
 def _read_chunks(
     pool: ConnectionPool,
     query: LiteralQuery,
     where: SearchFilter,
     ids: Iterator[int],
     by_key: bool,
+    pending: Pending | None = None,
 ) -> Iterator[SearchableMessage]:
     """The rows of ``ids`` (message keys, or row ids) that pass the filter and the rule, in
     the order of ``ids``, a chunk at a time. Rows of keys read earlier in the same snapshot
     (another pass, another term) come from :class:`RowCache` unfiltered: the caller rechecks
     every row."""
     cache = RowCache.of(pool, where) if by_key else None
-    while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
+    while chunk := _chunk(ids, pending):
         missing = chunk if cache is None else [key for key in chunk if key not in cache.rows]
         found: dict[Any, SearchableMessage] = {}
         if missing and by_key:
@@ -194,10 +204,29 @@ def _read_chunks(
             found = {r[0]: _row(r) for r in _fetch(pool, sql, (*missing, *rest))}
         if cache is not None:
             cache.keep(found)
-        for key in chunk:
-            row = found.get(key) or (cache.rows.get(key) if cache is not None else None)
-            if row is not None:
-                yield row
+        rows = [row for key in chunk if (row := found.get(key) or _cached(cache, key))]
+        for at, row in enumerate(rows):
+            if pending is not None:
+                pending.rows = len(rows) - at - 1
+            yield row
+
+
+def _chunk(ids: Iterator[int], pending: Pending | None) -> list[int]:
+    """The next :data:`FILTER_CHUNK_IDS` ids, or fewer when the next one is costly to reach
+    (the caller decides, between two chunks, whether to read on)."""
+    if pending is None:
+        return list(islice(ids, FILTER_CHUNK_IDS))
+    chunk: list[int] = []
+    while len(chunk) < FILTER_CHUNK_IDS and not (chunk and pending.costly()):
+        key = next(ids, None)
+        if key is None:
+            break
+        chunk.append(key)
+    return chunk
+
+
+def _cached(cache: RowCache | None, key: int) -> SearchableMessage | None:
+    return cache.rows.get(key) if cache is not None else None
 
 
 class RowCache:
@@ -289,9 +318,13 @@ def literal_candidates(
     stream = CandidateStream()
     if len(query.term) >= TRIGRAM_CHARS:
         plan = _plan(pool, query.term, where)
-        keys = _limited(ordered_keys(plan), limit, stream)
-        stream.rows = _read_chunks(pool, query, where, keys, by_key=True)
+        feed = KeyFeed(plan)
+        pending = Pending(feed.costly)
+        stream.rows = _read_chunks(
+            pool, query, where, _limited(feed, limit, stream), by_key=True, pending=pending
+        )
         stream.holders = lambda n: _holders(pool, plan, n)
+        stream.costly = lambda: pending.rows == 0 and feed.costly()
         return stream
     ids = ordered_candidate_ids(
         pool, query.term, where=where, limit=limit, recent=recent, stream=stream

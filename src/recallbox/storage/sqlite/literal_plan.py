@@ -317,9 +317,39 @@ def ordered_keys(plan: Plan) -> Iterator[int]:
             yield key
 
 
-#: The "more hits" count reads on a walk only while its next read covers at most this many
-#: threads (where the phrase is dense); past that it counts the keys read already.
+#: A walk whose next read covers more threads than this is in a sparse stretch: the "more
+#: hits" count reads on only below it, and the stream says its next candidate is costly.
 HOLDER_WALK_THREADS = 16
+
+
+class KeyFeed:
+    """:func:`ordered_keys` of a plan, counting what the caller took: whether the next key
+    costs a read of a sparse stretch of the index (:data:`HOLDER_WALK_THREADS`)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+        self._keys = ordered_keys(plan)
+        self.taken = 0
+
+    def __iter__(self) -> Iterator[int]:
+        return self
+
+    def __next__(self) -> int:
+        key = next(self._keys)
+        self.taken += 1
+        return key
+
+    def costly(self) -> bool:
+        walk = self._plan.walk
+        return (
+            walk is not None
+            and not self._plan.tail
+            and not walk.finished
+            and self.taken >= len(walk.found)
+            and walk.next_block > HOLDER_WALK_THREADS
+        )
+
+
 #: Rows of a sorted candidate list whose text the "more hits" count checks, per statement,
 #: and in all (the first ones, in search order).
 HOLDER_CHECK_ROWS = 256

@@ -27,7 +27,7 @@ key once.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import apsw
@@ -81,7 +81,7 @@ class Walk:
         self.found: list[int] = []
         self._source = self._generate()
         self.finished = False
-        self.next_block = 1  # threads the next block read covers
+        self.next_block = 1  # threads the next read covers (more than a few: a sparse stretch)
 
     def each(self) -> Iterator[int]:
         """Every key from the first, reading more only as the caller goes on."""
@@ -123,29 +123,38 @@ class Walk:
             at = 0
             while at < len(block):
                 threads = block[at : at + size]
-                self.next_block = len(threads)
-                held = yield from self._block(threads)
                 at += len(threads)
-                size = size * 2 if held < SPARSE_BLOCK_KEYS else 1
+                keys = self._read(_low(threads[-1]), _high(threads[0]), BLOCK_READ_KEYS + 1)
+                if len(keys) > BLOCK_READ_KEYS:
+                    size = self.next_block = 1
+                    yield from self._dense(threads)
+                    continue
+                size = size * 2 if len(keys) < SPARSE_BLOCK_KEYS else 1
+                self.next_block = size
+                yield from self._groups(threads, keys)
 
-    def _block(self, threads: list[int]) -> Generator[list[int], None, int]:
-        """The keys of ``threads`` (consecutive in search order, ids decreasing), in search
-        order; returns how many there were (or the read limit when more)."""
-        keys = self._read(_low(threads[-1]), _high(threads[0]), BLOCK_READ_KEYS + 1)
-        if len(keys) > BLOCK_READ_KEYS:
-            if len(threads) == 1:
-                yield from self._by_generation(threads[0])
-            else:
-                half = len(threads) // 2
-                yield from self._block(threads[:half])
-                yield from self._block(threads[half:])
-            return BLOCK_READ_KEYS
+    def _groups(self, threads: list[int], keys: list[int]) -> Iterator[list[int]]:
+        """The keys of a block's read (ascending) in search order: thread by thread, each
+        generation newest first (keys of threads outside the block are never asked for)."""
         by_thread: dict[int, list[int]] = {}
-        for key in keys:  # keys of threads outside the block are never asked for
+        for key in keys:
             by_thread.setdefault(key >> THREAD_SHIFT, []).append(key)
         for thread in threads:
             yield from self._generations(thread, by_thread.get(thread, []))
-        return len(keys)
+
+    def _dense(self, threads: list[int]) -> Iterator[list[int]]:
+        """A block with more than :data:`BLOCK_READ_KEYS` keys: its halves (newer first), each
+        read whole when it has fewer, down to one thread read generation by generation."""
+        if len(threads) == 1:
+            yield from self._by_generation(threads[0])
+            return
+        half = len(threads) // 2
+        for part in (threads[:half], threads[half:]):
+            keys = self._read(_low(part[-1]), _high(part[0]), BLOCK_READ_KEYS + 1)
+            if len(keys) > BLOCK_READ_KEYS:
+                yield from self._dense(part)
+            else:
+                yield from self._groups(part, keys)
 
     def _generations(self, thread: int, keys: list[int]) -> Iterator[list[int]]:
         """``keys`` of ``thread`` (ascending) as generations, newest first."""
