@@ -18,7 +18,8 @@ The pieces, in the order a search runs them:
   skips matches already inside an emitted window of the same field, stops adding blocks at the
   first one that does not fit, and counts the (message, field) pairs it could not show.
 * The store's candidates are complete (no candidate cap): the search reads them until the
-  blocks are full, then at most :data:`LITERAL_COUNT_BUDGET` more rows to count what is left,
+  blocks are full, then at most :data:`LITERAL_COUNT_BUDGET` more rows (a long row counting
+  as one more per :data:`LITERAL_COUNT_ROW_CHARS` characters) to count what is left,
   and stops counting sooner where the store says its next candidates are costly to reach
   (``CandidateStream.costly``: a rare term's next hits lie far apart in its index).
   When every candidate was read the count is exact ("N more hits", "1000+" past
@@ -54,6 +55,7 @@ OTHER_MEMORY_TIMEOUT_S = 2.0
 MAX_QUERY_TERMS = 16
 INDEXED_TERM_CHARS = 3  # the trigram index needs 3 characters; shorter terms go elsewhere
 LITERAL_COUNT_BUDGET = 128  # candidate rows read to count the hits left once the blocks are full
+LITERAL_COUNT_ROW_CHARS = 8_000  # a longer row counts as one more row per this many characters
 SHORT_QUERY_SCAN_MESSAGES = 2_000  # the bounded scan for a term the indexes cannot find
 ECHO_MAX_CHARS = 200  # query, channel and field names echoed inside a result
 LOWER_CACHE_MAX_CHARS = 8_000_000  # lower-cased candidate text kept for one search
@@ -356,8 +358,6 @@ class LowerCache:
         kept = self._texts.get(id(text))
         if kept is not None and kept[0] is text:
             return kept[1]
-        if text.islower():  # nothing to lower (a scan, not a copy)
-            return text
         lowered = text.lower()
         if self._chars + len(text) <= LOWER_CACHE_MAX_CHARS:
             self._texts[id(text)] = (text, lowered)
@@ -402,7 +402,7 @@ def _collect(store: LiteralStore, terms: list[str], channel: str | None) -> Lite
                         # Why: counting every hit of a common term costs the whole history.
                         # Outcome: a lower bound, from what was read and what the index says.
                         return _lower_bound(collector, streams)
-                    budget -= 1
+                    budget -= 1 + len(message.content) // LITERAL_COUNT_ROW_CHARS
                 _offer(collector, message, term, case_sensitive, lower)
             else:
                 # Trigger: the blocks are full and the store's next candidates of this term

@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -359,12 +359,15 @@ HOLDER_CHECK_MAX_ROWS = 512
 HOLDER_CHECK_MAX_CHARS = 4_096
 
 
-def holder_keys(conn: apsw.Connection, plan: Plan, limit: int) -> list[int]:
+def holder_keys(
+    conn: apsw.Connection, plan: Plan, limit: int, read: Collection[int] = ()
+) -> list[int]:
     """Up to ``limit`` keys of allowed rows that surely hold the term (case folded): queued
     rows the plan's scan found, then the walk's keys (an exact phrase: those read, and more
     while the walk reads few threads at a time), or the rows among the first
     :data:`HOLDER_CHECK_MAX_ROWS` of the candidate list whose ASCII-lowered text holds the
-    lowered term (an ASCII term)."""
+    lowered term (an ASCII term), but the rows the search has ``read`` already (it counted
+    those itself)."""
     found = sorted(plan.tail_sure)[:limit]
     if plan.walk is not None:
         if phrase_is_exact(plan.term):
@@ -372,7 +375,8 @@ def holder_keys(conn: apsw.Connection, plan: Plan, limit: int) -> list[int]:
         return found
     if not plan.term.isascii() or "\n" in plan.term:
         return found
-    keys, term = (plan.keys or [])[:HOLDER_CHECK_MAX_ROWS], plan.term.lower()
+    keys = [k for k in (plan.keys or [])[:HOLDER_CHECK_MAX_ROWS] if k not in read]
+    term = plan.term.lower()
     for at in range(0, len(keys), HOLDER_CHECK_ROWS):
         if len(found) >= limit:
             break
