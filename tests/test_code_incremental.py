@@ -77,9 +77,7 @@ TS_PATHS = ("web/index.ts", "web/a.ts", "web/b.ts", "web/lib/index.ts", "app.ts"
 TS_SPECS = ("./a", "./b", "./index", "./lib", "./web/a", "./web", "../a")
 TS_IMPORTS = st.one_of(
     st.builds("import {{ {} }} from '{}';".format, _pick(NAMES), _pick(TS_SPECS)),
-    st.builds(
-        "import {{ {} as {} }} from '{}';".format, _pick(NAMES), _pick(NAMES), _pick(TS_SPECS)
-    ),
+    st.builds("import {{ {} as {} }} from '{}';".format, _pick(NAMES), _pick(NAMES), _pick(TS_SPECS)),
     st.builds("import * as ns from '{}';".format, _pick(TS_SPECS)),
     st.builds("import {} from '{}';".format, _pick(NAMES), _pick(TS_SPECS)),
 )
@@ -120,10 +118,7 @@ class Kit(NamedTuple):
     statement: st.SearchStrategy[str]
 
 
-KITS = {
-    "python": Kit(PATHS, IMPORTS, STATEMENT),
-    "typescript": Kit(TS_PATHS, TS_IMPORTS, TS_STATEMENT),
-}
+KITS = {"python": Kit(PATHS, IMPORTS, STATEMENT), "typescript": Kit(TS_PATHS, TS_IMPORTS, TS_STATEMENT)}
 #: Distinct mtimes for every write, so a rewrite of the same size is never taken as unchanged.
 _MTIME_STEP_NS = 1_000_000_000
 
@@ -177,9 +172,7 @@ def _fresh(fresh: recallbox.Box, root: Path, step: int) -> dict[str, Any]:
 @pytest.mark.parametrize("language", sorted(KITS))
 @settings(max_examples=50)
 @given(data=st.data())
-def test_incremental_equals_a_fresh_full_index_after_any_edits(
-    language: str, data: st.DataObject
-) -> None:
+def test_incremental_equals_a_fresh_full_index_after_any_edits(language: str, data: st.DataObject) -> None:
     kit = KITS[language]
     source = st.lists(kit.statement, max_size=6)
     with tempfile.TemporaryDirectory() as scratch:
@@ -188,10 +181,7 @@ def test_incremental_equals_a_fresh_full_index_after_any_edits(
         first = data.draw(st.dictionaries(_pick(kit.paths), source, min_size=3), label="files")
         for path, statements in sorted(first.items()):
             tree.write(path, statements)
-        with (
-            recallbox.open(Path(scratch) / "i.db") as box,
-            recallbox.open(Path(scratch) / "f.db") as fresh,
-        ):
+        with recallbox.open(Path(scratch) / "i.db") as box, recallbox.open(Path(scratch) / "f.db") as fresh:
             box.index_code(root, "proj")
             for step in range(data.draw(st.integers(1, 5), label="steps")):
                 existing = sorted(tree.files)
@@ -237,9 +227,7 @@ REEXPORT = {
 }
 
 
-def _reindex_after(
-    tmp_path: Path, path: str, text: str
-) -> tuple[CodeIndexReport, recallbox.Box, Path]:
+def _reindex_after(tmp_path: Path, path: str, text: str) -> tuple[CodeIndexReport, recallbox.Box, Path]:
     root = _repo(tmp_path / "proj", REEXPORT)
     box = recallbox.open(tmp_path / "i.db")
     box.index_code(root)
@@ -279,10 +267,7 @@ def test_an_added_import_re_resolves_only_the_edges_it_can_move(tmp_path: Path) 
         # Only filler2's import of g3 and its call of it name the new import's key ``g3``
         # (main.py's own edges are resolved, not counted); the other 40-odd edges keep theirs.
         assert report.edges_reresolved == 2 and report.total_edges > 40
-        calls = {
-            e.target_name: (e.target_id, e.confidence)
-            for e in box.store.code_call_edges("proj")["main.py"]
-        }
+        calls = {e.target_name: (e.target_id, e.confidence) for e in box.store.code_call_edges("proj")["main.py"]}
         assert calls["pkg.filler3.g3"] == ("pkg/filler3.py::g3", "resolved")
         with recallbox.open(tmp_path / "f.db") as fresh:
             assert stored(box.store, "proj") == _fresh(fresh, root, 0)

@@ -62,13 +62,9 @@ def test_the_commit_is_recorded_when_the_root_is_a_git_work_tree(
 ) -> None:
     root = repo(tmp_path)
     (root / ".git").mkdir()
-    (root / ".git" / "HEAD").write_text(
-        "0123456789abcdef0123456789abcdef01234567\n", encoding="utf-8"
-    )
+    (root / ".git" / "HEAD").write_text("0123456789abcdef0123456789abcdef01234567\n", encoding="utf-8")
     assert box.index_code(root).commit == "0123456789abcdef0123456789abcdef01234567"
-    assert [s.commit for s in box.store.code_scopes()] == [
-        "0123456789abcdef0123456789abcdef01234567"
-    ]
+    assert [s.commit for s in box.store.code_scopes()] == ["0123456789abcdef0123456789abcdef01234567"]
 
 
 def test_an_edit_reparses_only_that_file_and_the_stale_flag_follows(
@@ -76,14 +72,10 @@ def test_an_edit_reparses_only_that_file_and_the_stale_flag_follows(
 ) -> None:
     root = repo(tmp_path)
     box.index_code(root)
-    append(
-        root / "shop" / "pricing.py", "\n\ndef discount(item):\n    return price_of(item) * 0.9\n"
-    )
+    append(root / "shop" / "pricing.py", "\n\ndef discount(item):\n    return price_of(item) * 0.9\n")
     flags = {hit.id: hit.stale for hit in box.search("price", domain="code")}
     assert flags["shop/pricing.py::price_of"] is True
-    assert not any(
-        stale for hit_id, stale in flags.items() if not hit_id.startswith("shop/pricing.py")
-    )
+    assert not any(stale for hit_id, stale in flags.items() if not hit_id.startswith("shop/pricing.py"))
     report = box.index_code(root)
     assert (report.files_parsed, report.files_unchanged, report.files_deleted) == (1, 4, 0)
     assert not report.full_resolution  # only symbols and calls changed
@@ -93,9 +85,7 @@ def test_an_edit_reparses_only_that_file_and_the_stale_flag_follows(
     ]  # fmt: skip
 
 
-def test_a_touched_file_is_not_stale_and_is_not_reparsed(
-    box: recallbox.Box, tmp_path: Path
-) -> None:
+def test_a_touched_file_is_not_stale_and_is_not_reparsed(box: recallbox.Box, tmp_path: Path) -> None:
     root = repo(tmp_path)
     box.index_code(root)
     target = root / "shop" / "base.py"
@@ -103,9 +93,7 @@ def test_a_touched_file_is_not_stale_and_is_not_reparsed(
     assert all(not hit.stale for hit in box.search("Model", domain="code"))  # hashed: same text
     report = box.index_code(root)
     assert report.files_parsed == 0
-    stored = next(
-        g.file for g in box.store.code_graph("python_repo") if g.file.path == "shop/base.py"
-    )
+    stored = next(g.file for g in box.store.code_graph("python_repo") if g.file.path == "shop/base.py")
     assert stored.mtime_ns == 1_000_000_000  # restamped: the next check needs no hash
 
 
@@ -120,9 +108,7 @@ def test_a_deleted_file_drops_its_symbols_and_edges(box: recallbox.Box, tmp_path
     with pytest.raises(recallbox.NotFound):
         box.callers("shop/pricing.py::price_of")
     assert box.callees("shop/cart.py::Cart.total.line_total") == []
-    assert all(
-        not path.startswith("shop/pricing.py") for path in box.store.code_call_edges("python_repo")
-    )
+    assert all(not path.startswith("shop/pricing.py") for path in box.store.code_call_edges("python_repo"))
 
 
 def test_a_failed_file_is_reported_and_the_rest_indexed(box: recallbox.Box, tmp_path: Path) -> None:
@@ -147,7 +133,6 @@ def test_bad_paths_and_scopes_are_refused(box: recallbox.Box, tmp_path: Path) ->
 
 
 # --- the privacy gate -----------------------------------------------------------------------
-
 
 def _visible(box: recallbox.Box, **kwargs: object) -> set[str]:
     hits = box.search("price", domain="code", **kwargs)  # type: ignore[arg-type]
@@ -188,9 +173,7 @@ def test_per_call_exclusions_and_hard_links(box: recallbox.Box, tmp_path: Path) 
     outside.mkdir()
     os.link(root / "shop" / "pricing.py", outside / "prices-copy.py")
     box.index_code(root)
-    assert not any(
-        i.startswith("shop/pricing.py") for i in _visible(box, excluded=["shop/pricing.py"])
-    )
+    assert not any(i.startswith("shop/pricing.py") for i in _visible(box, excluded=["shop/pricing.py"]))
     assert "shop/pricing.py::price_of" in _visible(box)  # the call stored nothing
     box.exclude_source(str(outside / "prices-copy.py"))  # a hard link: the same file
     assert not any(i.startswith("shop/pricing.py") for i in _visible(box))
@@ -200,9 +183,7 @@ def test_the_domain_applies_the_gate_for_recall(box: recallbox.Box, tmp_path: Pa
     box.index_code(repo(tmp_path))
     domain = get_domain("code")
     where = SearchFilter(excluded=("pricing.py",))
-    hits = domain.search(
-        SearchContext(box.store, where), build_fts_query("price line_total"), limit=10
-    )
+    hits = domain.search(SearchContext(box.store, where), build_fts_query("price line_total"), limit=10)
     assert hits and not any(hit.id.startswith("shop/pricing.py") for hit in hits)
     text = domain.render_bucket(SearchContext(box.store, where), hits, 6_000)
     assert "pricing.py" not in text
@@ -210,14 +191,11 @@ def test_the_domain_applies_the_gate_for_recall(box: recallbox.Box, tmp_path: Pa
 
 # --- incremental resolution equals a full one -------------------------------------------------
 
-
 def _edit(path: str, old: str, new: str) -> Callable[[Path], None]:
     def run(root: Path) -> None:
         target = root / path
         if target.exists():
-            target.write_text(
-                target.read_text(encoding="utf-8").replace(old, new), encoding="utf-8"
-            )
+            target.write_text(target.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
 
     return run
 
@@ -266,13 +244,7 @@ def _fresh(root: Path) -> dict[EdgeKey, EdgeValue]:
     for file in parsed.files:
         for ordinal in range(len(file.edges)):
             e = next(edges)
-            out[(file.path, ordinal)] = (
-                e.kind,
-                e.source_id,
-                e.target_name,
-                e.target_id,
-                e.confidence,
-            )
+            out[(file.path, ordinal)] = (e.kind, e.source_id, e.target_name, e.target_id, e.confidence)
     return out
 
 
@@ -291,17 +263,12 @@ def test_an_incremental_reindex_resolves_edges_as_a_full_one_does(steps: list[st
 
 # --- recallbox's own source, and no code extra ------------------------------------------------
 
-
 def test_recallbox_own_source(box: recallbox.Box) -> None:
     report = box.index_code(SRC)
     assert report.failed == () and report.scope == "src"
     hits = box.search("search_memory", domain="code")
     top = hits[0]
-    assert (top.id, top.scope, top.source) == (
-        "recallbox/box.py::Box.search_memory",
-        "src",
-        "recallbox/box.py",
-    )
+    assert (top.id, top.scope, top.source) == ("recallbox/box.py::Box.search_memory", "src", "recallbox/box.py")
     assert top.text.startswith("def search_memory(self, query: str")
     assert {
         "recallbox/mcp_server.py::build_server.search_memory",
@@ -344,9 +311,7 @@ def test_the_stored_index_is_read_without_the_code_extra(db_path: Path, tmp_path
         print(sorted(m for m in sys.modules if m.startswith({BLOCKED!r})))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == [
         "shop/pricing.py::price_of",
         "['shop/cart.py::Cart.total.line_total']",

@@ -232,7 +232,9 @@ def test_recall_writes_nothing_but_the_hit_log(db_path: Path) -> None:
         assert [(r[0], r[1], r[2]) for r in rows] == [("sessions", "keyword", i) for i in shown]
 
 
-def test_sessions_and_transcripts_dedupe_by_message_id(box: recallbox.Box, tmp_path: Path) -> None:
+def test_sessions_and_transcripts_dedupe_by_message_id(
+    box: recallbox.Box, tmp_path: Path
+) -> None:
     fixtures = Path(__file__).parent / "importers" / "fixtures" / "claude-code" / "projects"
     box.import_transcripts("claude-code", [fixtures])
     alone = box.recall("cli.py", domains=["transcripts"])
@@ -241,11 +243,15 @@ def test_sessions_and_transcripts_dedupe_by_message_id(box: recallbox.Box, tmp_p
     kept = both.buckets["transcripts"].hits
     assert alone.buckets["transcripts"].hits, "the fixture has transcript hits"
     assert all(h.best_message_id not in sessions for h in kept)
-    skipped = [h for h in alone.buckets["transcripts"].hits if h.best_message_id in sessions]
+    skipped = [
+        h for h in alone.buckets["transcripts"].hits if h.best_message_id in sessions
+    ]
     assert skipped and len(kept) == len(alone.buckets["transcripts"].hits) - len(skipped)
 
 
-def test_unused_shares_flow_forward(box: recallbox.Box, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unused_shares_flow_forward(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for i in range(40):
         box.append(f"t{i % 8}", "user", f"billing incident {i} " + "details " * 80)
     monkeypatch.setitem(registry.REGISTRY, "memory", FakeDomain("memory"))  # type: ignore[index]
@@ -310,7 +316,9 @@ def test_render_fits_the_budget_and_every_id_is_whole(
     contents: list[str], query: str, budget: int
 ) -> None:
     with recallbox.open(":memory:") as box:
-        stored = {box.append(f"t{i % 3}", "user", text).id for i, text in enumerate(contents)}
+        stored = {
+            box.append(f"t{i % 3}", "user", text).id for i, text in enumerate(contents)
+        }
         result = box.recall(query, budget_chars=budget)
         text = result.render()
         assert len(text) <= budget and text.startswith(RECALL_HEADER)

@@ -39,12 +39,8 @@ def expand_all(box: recallbox.Box, handle: str) -> str:
 
 def log_text(lines: int) -> str:
     rows = [f"2025-11-30T02:{i // 60 % 60:02d}:{i % 60:02d}Z worker[{i}]: ok" for i in range(lines)]
-    rows[lines // 3] = (
-        "ERROR run 8f14e45fceea167a5a36dedd4bea2543 failed at /srv/app/jobs/sync.py:88"
-    )
-    rows[2 * lines // 3] = (
-        "ERROR upload to https://ci.example.com/artifacts/build-7731.tar.gz refused"
-    )
+    rows[lines // 3] = "ERROR run 8f14e45fceea167a5a36dedd4bea2543 failed at /srv/app/jobs/sync.py:88"
+    rows[2 * lines // 3] = "ERROR upload to https://ci.example.com/artifacts/build-7731.tar.gz refused"
     return "\n".join(rows)
 
 
@@ -57,9 +53,7 @@ def test_the_original_is_kept_and_pages_back_whole(box: recallbox.Box) -> None:
 
 
 def test_a_small_output_keeps_no_handle(box: recallbox.Box) -> None:
-    assert box.store_tool_output("3 files changed") == recallbox.StoredOutput(
-        "3 files changed", None
-    )
+    assert box.store_tool_output("3 files changed") == recallbox.StoredOutput("3 files changed", None)
 
 
 def test_an_expand_page_is_never_compressed_again(box: recallbox.Box) -> None:

@@ -261,7 +261,6 @@ def build_server(
             return bounded(result.render() or NO_CONTEXT)
 
         return _call(verb, not_found=SOURCE_NOT_AVAILABLE_HINT)
-
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def recall(
         query: str,

@@ -67,9 +67,7 @@ def database(kind: str, tmp_path: Path) -> str:
             box.store.indexer.drain()  # the message is in the literal index, not its backlog
             conn = box.store.pool.connection()
             # its structure record (id 10) and leaves; id 1 (the averages) stays
-            conn.execute(
-                f"UPDATE {LITERAL_TABLE}_data SET block = x'0102030405060708' WHERE id > 1"
-            )
+            conn.execute(f"UPDATE {LITERAL_TABLE}_data SET block = x'0102030405060708' WHERE id > 1")
     else:
         return ""
     return str(path)

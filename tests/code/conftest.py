@@ -25,9 +25,7 @@ def symbol_rows(files: list[FileIndex]) -> list[tuple[str, str, int, int]]:
 
 
 def edge_rows(edges: list[Edge], kind: str) -> list[tuple[str, str, str | None, str]]:
-    return [
-        (e.source_id, e.target_name, e.target_id, e.confidence) for e in edges if e.kind == kind
-    ]
+    return [(e.source_id, e.target_name, e.target_id, e.confidence) for e in edges if e.kind == kind]
 
 
 @pytest.fixture

@@ -8,25 +8,15 @@ import sys
 from pathlib import Path
 
 CODE = Path(__file__).resolve().parents[2] / "src" / "recallbox" / "code"
-FORBIDDEN = (
-    "recallbox.storage",
-    "recallbox.box",
-    "recallbox.cli",
-    "apsw",
-    "sqlite3",
-    "sqlite_vec",
-    "psycopg",
-)
+FORBIDDEN = ("recallbox.storage", "recallbox.box", "recallbox.cli", "apsw", "sqlite3", "sqlite_vec", "psycopg")
 
 
 def test_code_package_imports_no_storage_or_driver() -> None:
     offenders = []
     for path in CODE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
             )
             offenders += [(path.name, n) for n in names if n.startswith(FORBIDDEN)]
     assert offenders == []

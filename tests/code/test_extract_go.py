@@ -31,12 +31,7 @@ def test_go_calls_through_receiver_embedding_and_imports() -> None:
     assert edge_rows(edges, "calls") == [
         ("server/logger.go::Logger.Log", "format", "server/logger.go::format", "exact"),
         # s.Log: Server embeds Logger, declared in another file of the package.
-        (
-            "server/server.go::Server.Handle",
-            "Server.Log",
-            "server/logger.go::Logger.Log",
-            "resolved",
-        ),
+        ("server/server.go::Server.Handle", "Server.Log", "server/logger.go::Logger.Log", "resolved"),
         ("server/server.go::Server.Handle", "fmt:Sprintf", None, "name-only"),
         (
             "server/server.go::Server.Handle",

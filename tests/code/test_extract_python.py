@@ -91,6 +91,4 @@ def test_a_name_defined_twice_gets_a_unique_id() -> None:
         ("pkg/m.py::C.v", "v", 8),
         ("pkg/m.py::C.v#2", "v", 12),
     ]
-    assert [e.source_id for e in file.edges if e.kind == "calls" and e.target_name == "g"] == [
-        "pkg/m.py::f#2"
-    ]
+    assert [e.source_id for e in file.edges if e.kind == "calls" and e.target_name == "g"] == ["pkg/m.py::f#2"]

@@ -10,48 +10,12 @@ from recallbox.code.languages import LANGUAGE_NAMES
 from recallbox.code.types import EDGE_KINDS, FileIndex
 
 # Source-like fragments make deeper, more interesting trees than uniform random bytes.
-FRAGMENTS = st.sampled_from(
-    [
-        b"def ",
-        b"class ",
-        b"fn ",
-        b"func ",
-        b"impl ",
-        b"function ",
-        b"interface ",
-        b"import ",
-        b"from ",
-        b"use ",
-        b"(",
-        b")",
-        b"{",
-        b"}",
-        b"[",
-        b"]",
-        b":",
-        b";",
-        b".",
-        b"::",
-        b"=>",
-        b"@",
-        b"self.",
-        b"this.",
-        b"\n",
-        b"    ",
-        b'"',
-        b"'",
-        b"/*",
-        b"*/",
-        b"#",
-        b"//",
-        b"x",
-        b"Foo",
-        b"\x00",
-        b"\xff\xfe",
-        "é中".encode(),
-        b"\\",
-    ]
-)
+FRAGMENTS = st.sampled_from([
+    b"def ", b"class ", b"fn ", b"func ", b"impl ", b"function ", b"interface ", b"import ",
+    b"from ", b"use ", b"(", b")", b"{", b"}", b"[", b"]", b":", b";", b".", b"::", b"=>", b"@",
+    b"self.", b"this.", b"\n", b"    ", b"\"", b"'", b"/*", b"*/", b"#", b"//", b"x", b"Foo",
+    b"\x00", b"\xff\xfe", "é中".encode(), b"\\",
+])
 SOURCES = st.one_of(st.binary(max_size=400), st.lists(FRAGMENTS, max_size=80).map(b"".join))
 
 

@@ -21,22 +21,15 @@ def test_file_hash_is_sha256_hex() -> None:
 
 
 def test_diff_hashes_example() -> None:
-    changes = diff_hashes(
-        {"a.py": "1", "b.py": "2", "c.py": "3"}, {"a.py": "1", "b.py": "9", "d.py": "4"}
-    )
+    changes = diff_hashes({"a.py": "1", "b.py": "2", "c.py": "3"}, {"a.py": "1", "b.py": "9", "d.py": "4"})
     assert (changes.added, changes.changed, changes.deleted, changes.unchanged) == (
-        ("d.py",),
-        ("b.py",),
-        ("c.py",),
-        ("a.py",),
+        ("d.py",), ("b.py",), ("c.py",), ("a.py",),
     )
     assert changes.to_parse == ("b.py", "d.py")
 
 
 @given(MAPS, MAPS)
-def test_diff_hashes_partitions_both_maps(
-    previous: dict[str, str], current: dict[str, str]
-) -> None:
+def test_diff_hashes_partitions_both_maps(previous: dict[str, str], current: dict[str, str]) -> None:
     changes = diff_hashes(previous, current)
     assert sorted((*changes.added, *changes.changed, *changes.unchanged)) == sorted(current)
     assert sorted((*changes.deleted, *changes.changed, *changes.unchanged)) == sorted(previous)

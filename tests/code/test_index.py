@@ -49,11 +49,7 @@ def test_reindex_parses_only_the_changed_file_and_lists_deletions(tmp_path: Path
     assert [file.path for file in edited.files] == ["shop/pricing.py"]
     assert edited.changes.changed == ("shop/pricing.py",)
     assert edited.changes.deleted == ("main.py",)
-    assert (
-        edited.report.files_parsed,
-        edited.report.files_unchanged,
-        edited.report.files_deleted,
-    ) == (1, 3, 1)
+    assert (edited.report.files_parsed, edited.report.files_unchanged, edited.report.files_deleted) == (1, 3, 1)
     symbols = [symbol.id for symbol in edited.files[0].symbols]
     assert symbols == ["shop/pricing.py", "shop/pricing.py::price_of", "shop/pricing.py::discount"]
 
@@ -75,9 +71,7 @@ def test_progress_is_reported_per_file(tmp_path: Path) -> None:
     seen: list[tuple[int, int, str]] = []
     parse_repository(root, progress=lambda done, total, path: seen.append((done, total, path)))
     assert seen == [
-        (1, 3, "server/logger.go"),
-        (2, 3, "server/server.go"),
-        (3, 3, "util/strings.go"),
+        (1, 3, "server/logger.go"), (2, 3, "server/server.go"), (3, 3, "util/strings.go"),
     ]
 
 
@@ -90,8 +84,7 @@ def test_recallbox_own_source() -> None:
     assert method.signature.startswith("def search_memory(self, query: str")
     edges = resolve_edges(parsed.files, root_name=SRC.name)
     callers = {
-        edge.source_id
-        for edge in edges
+        edge.source_id for edge in edges
         if edge.kind == "calls" and edge.target_id == "recallbox/box.py::Box.search_memory"
     }
     mcp_tools = {caller for caller in callers if caller.startswith("recallbox/mcp_server.py::")}

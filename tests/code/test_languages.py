@@ -31,28 +31,10 @@ def fresh_registry() -> Iterator[None]:
 def test_extensions_map_to_languages() -> None:
     assert {
         name: (spec.name if (spec := languages.language_for_path(name)) else None)
-        for name in (
-            "a.py",
-            "b.PYI",
-            "c.js",
-            "d.mjs",
-            "e.jsx",
-            "f.ts",
-            "g.tsx",
-            "h.go",
-            "i.rs",
-            "j.md",
-        )
+        for name in ("a.py", "b.PYI", "c.js", "d.mjs", "e.jsx", "f.ts", "g.tsx", "h.go", "i.rs", "j.md")
     } == {
-        "a.py": "python",
-        "b.PYI": "python",
-        "c.js": "javascript",
-        "d.mjs": "javascript",
-        "e.jsx": "javascript",
-        "f.ts": "typescript",
-        "g.tsx": "tsx",
-        "h.go": "go",
-        "i.rs": "rust",
+        "a.py": "python", "b.PYI": "python", "c.js": "javascript", "d.mjs": "javascript",
+        "e.jsx": "javascript", "f.ts": "typescript", "g.tsx": "tsx", "h.go": "go", "i.rs": "rust",
         "j.md": None,
     }
 
@@ -88,32 +70,15 @@ def test_a_language_without_its_grammar_is_skipped_and_counted(
 
 def test_the_code_extra_is_grammar_wheels_never_the_downloading_language_pack() -> None:
     root = Path(__file__).resolve().parents[2]
-    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"
-    ]["code"]
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["code"]
     names = {re.split(r"[<>=!~\[; ]", dependency, maxsplit=1)[0] for dependency in extra}
-    wheels = {
-        "tree-sitter-python",
-        "tree-sitter-javascript",
-        "tree-sitter-typescript",
-        "tree-sitter-go",
-        "tree-sitter-rust",
-    }
+    wheels = {"tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript", "tree-sitter-go", "tree-sitter-rust"}
     assert wheels <= names and not any("language-pack" in name for name in names)
     importing = [
         path.name
         for path in (root / "src" / "recallbox").rglob("*.py")
-        if re.search(
-            r"^\s*(import|from)\s+tree_sitter_language_pack", path.read_text(), re.MULTILINE
-        )
+        if re.search(r"^\s*(import|from)\s+tree_sitter_language_pack", path.read_text(), re.MULTILINE)
     ]
     assert importing == []
     # The registry asks each wheel for its grammar (``language_typescript``/``language_tsx`` too).
-    assert set(languages.LANGUAGE_NAMES) >= {
-        "python",
-        "javascript",
-        "typescript",
-        "tsx",
-        "go",
-        "rust",
-    }
+    assert set(languages.LANGUAGE_NAMES) >= {"python", "javascript", "typescript", "tsx", "go", "rust"}

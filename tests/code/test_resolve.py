@@ -12,11 +12,7 @@ def files(sources: dict[str, str], language: str = "python") -> list[FileIndex]:
 
 
 def calls(edges: list[Edge], source: str) -> list[tuple[str, str | None, str]]:
-    return [
-        (e.target_name, e.target_id, e.confidence)
-        for e in edges
-        if e.kind == "calls" and e.source_id == source
-    ]
+    return [(e.target_name, e.target_id, e.confidence) for e in edges if e.kind == "calls" and e.source_id == source]
 
 
 SOURCES = {
@@ -48,9 +44,7 @@ def test_outside_library_call_is_not_matched_to_a_local_method_of_that_name() ->
         "codec.py": "class Codec:\n    def loads(self):\n        pass\n",
         "app.py": "import json\ndef run():\n    json.loads('1')\n",
     }
-    assert calls(resolve_edges(files(sources)), "app.py::run") == [
-        ("json.loads", None, "name-only")
-    ]
+    assert calls(resolve_edges(files(sources)), "app.py::run") == [("json.loads", None, "name-only")]
 
 
 def test_a_root_package_name_qualifies_its_modules() -> None:
@@ -71,15 +65,7 @@ def test_resolving_stored_edges_again_gives_the_same_edges() -> None:
     position = 0
     for file in parsed:
         count = len(file.edges)
-        stored.append(
-            FileIndex(
-                file.path,
-                file.language,
-                file.hash,
-                file.symbols,
-                tuple(once[position : position + count]),
-            )
-        )
+        stored.append(FileIndex(file.path, file.language, file.hash, file.symbols, tuple(once[position : position + count])))
         position += count
     assert resolve_edges(stored) == once
 

@@ -97,12 +97,7 @@ def test_callees_come_in_the_order_of_their_first_call(fixtures_box: recallbox.B
 
 def test_caller_hits_name_their_file_lines_scope_and_snippet(fixtures_box: recallbox.Box) -> None:
     (hit,) = fixtures_box.callers("shop/base.py::Model.save")
-    assert (hit.source, hit.lines, hit.scope, hit.stale) == (
-        "shop/cart.py",
-        (11, 14),
-        "python_repo",
-        False,
-    )
+    assert (hit.source, hit.lines, hit.scope, hit.stale) == ("shop/cart.py", (11, 14), "python_repo", False)
     assert hit.text.startswith("@traced\ndef add(self, item):")
     assert hit.score == 1.0
 
@@ -116,10 +111,7 @@ def test_an_id_in_several_scopes_needs_a_scope(box: recallbox.Box, tmp_path: Pat
         box.callees("shop/base.py::Model.save")
     hits = box.callers("shop/base.py::Model.save", scope="two")
     assert [(h.id, h.scope) for h in hits] == [("shop/cart.py::Cart.add", "two")]
-    assert ids(box.callees("main.py::checkout", scope="one")) == [
-        "shop/cart.py::Cart",
-        "shop/cart.py::Cart.add",
-    ]
+    assert ids(box.callees("main.py::checkout", scope="one")) == ["shop/cart.py::Cart", "shop/cart.py::Cart.add"]
 
 
 @pytest.mark.parametrize("bad", ["", "   ", None, 3])
@@ -192,9 +184,7 @@ def test_the_definition_with_most_callers_comes_first(app_box: recallbox.Box) ->
     top = hits[0]
     assert top.explain["exact_name"] == 1.0 and top.explain["callers"] == 8.0
     assert len(top.callers) == TOP_HIT_CALLERS  # 8 callers, 5 shown
-    assert all(
-        caller.startswith(("app/main.py::user_", "app/wrappers.py::")) for caller in top.callers
-    )
+    assert all(caller.startswith(("app/main.py::user_", "app/wrappers.py::")) for caller in top.callers)
     assert all(hit.callers == () for hit in hits[1:])
     assert (top.source, top.lines, top.scope) == ("app/config.py", (1, 3), "proj")
     assert top.text.startswith("def load_config(path):\n") and len(top.text) <= 800
@@ -206,9 +196,7 @@ def test_test_files_are_demoted_unless_the_query_is_about_tests(app_box: recallb
     assert plain.index("app/config.py::load_config") < plain.index(test_id)
     about = app_box.search("configuration file tests", domain="code")
     assert ids(about)[0] == test_id and "test_weight" not in about[0].explain
-    demoted = next(
-        h for h in app_box.search("configuration file", domain="code") if h.id == test_id
-    )
+    demoted = next(h for h in app_box.search("configuration file", domain="code") if h.id == test_id)
     assert demoted.explain["test_weight"] == 0.5
 
 
@@ -254,25 +242,15 @@ def test_query_helpers() -> None:
     assert code_lexical(build_fts_query("searchMemory Box.run")).phrases == (
         ("search", "memory"), ("box", "run"),
     )  # fmt: skip
-    assert exact_name(build_fts_query("Box.search_memory")) == (
-        ("box", "search", "memory"),
-        "search memory",
-    )
+    assert exact_name(build_fts_query("Box.search_memory")) == (("box", "search", "memory"), "search memory")
     assert exact_name(build_fts_query("two words")) is None
-    assert about_tests(build_fts_query("where is the fixture")) and not about_tests(
-        build_fts_query("load")
-    )
-    assert all(
-        is_test_path(p)
-        for p in ("tests/a.py", "a/test_b.py", "x_test.go", "a.spec.ts", "conftest.py")
-    )
+    assert about_tests(build_fts_query("where is the fixture")) and not about_tests(build_fts_query("load"))
+    assert all(is_test_path(p) for p in ("tests/a.py", "a/test_b.py", "x_test.go", "a.spec.ts", "conftest.py"))
     assert not any(is_test_path(p) for p in ("src/contest.py", "latest.py", "testament/a.py"))
 
 
 HOSTILE = st.one_of(
-    st.sampled_from(
-        ["OR NEAR drop", '"""', "NOT", "a\0b", "x" * 10_000, "::", "*", "')--", "名字"]
-    ),
+    st.sampled_from(['OR NEAR drop', '"""', "NOT", "a\0b", "x" * 10_000, "::", "*", "')--", "名字"]),
     st.text(max_size=300),
 )
 

@@ -27,10 +27,7 @@ def test_examples() -> None:
     assert split_identifier("_") == []
     assert split_identifier("İstanbulCity") == ["istanbul", "city"]  # no combining dot left
     assert segment_identifier("Box.searchMemory") == "box search memory"
-    assert (
-        segment_code_text("def searchMemory(query: str) -> Hit:")
-        == "def search memory(query: str) -> hit:"
-    )
+    assert segment_code_text("def searchMemory(query: str) -> Hit:") == "def search memory(query: str) -> hit:"
 
 
 @given(WORDS)

@@ -86,17 +86,8 @@ def _deploy(box: recallbox.Box) -> tuple[str, str, str, str]:
     first = box.append_many(
         DEPLOY,
         [
-            {
-                "role": "system",
-                "kind": "machine_event",
-                "content": "session started in /srv/billing",
-                "created_at": _at(0),
-            },
-            {
-                "role": "user",
-                "content": "Roll out billing 4f2c9e1 to staging and watch it.",
-                "created_at": _at(1),
-            },
+            {"role": "system", "kind": "machine_event", "content": "session started in /srv/billing", "created_at": _at(0)},
+            {"role": "user", "content": "Roll out billing 4f2c9e1 to staging and watch it.", "created_at": _at(1)},
             {
                 "role": "assistant",
                 "content": "Rolling out with kubectl.",
@@ -107,34 +98,15 @@ def _deploy(box: recallbox.Box) -> tuple[str, str, str, str]:
                         "name": "bash",
                         "arguments": {
                             "command": "kubectl rollout status deploy/billing -n staging",
-                            "options": {
-                                "namespace": "staging",
-                                "flags": ["--watch", {"timeout": 300}],
-                            },
-                            "files": [
-                                {"path": "/srv/billing/deploy.yaml"},
-                                {"path": "/srv/billing/env"},
-                            ],
+                            "options": {"namespace": "staging", "flags": ["--watch", {"timeout": 300}]},
+                            "files": [{"path": "/srv/billing/deploy.yaml"}, {"path": "/srv/billing/env"}],
                         },
                     }
                 ],
             },
-            {
-                "role": "tool",
-                "content": long_output(),
-                "tool_call_id": "call_rollout",
-                "created_at": _at(3),
-            },
-            {
-                "role": "assistant",
-                "content": "A draft answer that was replaced.",
-                "created_at": _at(4),
-            },
-            {
-                "role": "assistant",
-                "content": "The rollout finished: 4/4 pods ready.",
-                "created_at": _at(5),
-            },
+            {"role": "tool", "content": long_output(), "tool_call_id": "call_rollout", "created_at": _at(3)},
+            {"role": "assistant", "content": "A draft answer that was replaced.", "created_at": _at(4)},
+            {"role": "assistant", "content": "The rollout finished: 4/4 pods ready.", "created_at": _at(5)},
         ],
     )
     box.supersede(first[4].id, by=first[5].id)
@@ -142,23 +114,12 @@ def _deploy(box: recallbox.Box) -> tuple[str, str, str, str]:
     box.append_many(
         DEPLOY,
         [
-            {
-                "role": "user",
-                "content": "Now run the billing migrations on staging.",
-                "created_at": _at(30),
-            },
-            {
-                "role": "assistant",
-                "content": "Internal note the model never saw.",
-                "model_visible": False,
-                "created_at": _at(31),
-            },
+            {"role": "user", "content": "Now run the billing migrations on staging.", "created_at": _at(30)},
+            {"role": "assistant", "content": "Internal note the model never saw.", "model_visible": False, "created_at": _at(31)},
         ],
     )
     box.compact(DEPLOY, "Migrations were requested after the staging rollout.")
-    pending = box.append(
-        DEPLOY, "user", "Queued: check the error budget.", pending=True, created_at=_at(60)
-    )
+    pending = box.append(DEPLOY, "user", "Queued: check the error budget.", pending=True, created_at=_at(60))
     return first[3].id, first[2].id, first[4].id, pending.id
 
 
@@ -168,13 +129,7 @@ def _hostile(box: recallbox.Box) -> str:
         HOSTILE,
         "assistant",
         HOSTILE_TEXT,
-        tool_calls=[
-            {
-                "id": "call_x",
-                "name": "<script>tool</script>",
-                "arguments": {"<b>key</b>": HOSTILE_TEXT},
-            }
-        ],
+        tool_calls=[{"id": "call_x", "name": "<script>tool</script>", "arguments": {"<b>key</b>": HOSTILE_TEXT}}],
         metadata={"note": HOSTILE_TEXT},
         created_at=_at(90),
     )
@@ -186,22 +141,12 @@ def _secret(box: recallbox.Box) -> tuple[str, ...]:
     first = box.append_many(
         SECRET,
         [
-            {
-                "role": "user",
-                "content": f"the vault password is {CANARY_QUARANTINED}",
-                "created_at": _at(10),
-            },
+            {"role": "user", "content": f"the vault password is {CANARY_QUARANTINED}", "created_at": _at(10)},
             {
                 "role": "assistant",
                 "content": "Storing it.",
                 "metadata": {"secret": CANARY_QUARANTINED},
-                "tool_calls": [
-                    {
-                        "id": "call_v",
-                        "name": "vault_put",
-                        "arguments": {"value": CANARY_QUARANTINED},
-                    }
-                ],
+                "tool_calls": [{"id": "call_v", "name": "vault_put", "arguments": {"value": CANARY_QUARANTINED}}],
                 "created_at": _at(11),
             },
         ],
@@ -233,12 +178,8 @@ def _memory(box: recallbox.Box) -> tuple[str, ...]:
     today = date.today()
     active = box.remember(MEMORY_ACTIVE, type="process", title="Migrations first")
     evergreen = box.remember(MEMORY_EVERGREEN, type="principle", title="Pods, not badges")
-    dormant = remember(
-        box.store, MEMORY_DORMANT, "pitfall", "VPN for staging", today=today - timedelta(days=120)
-    )
-    archived = remember(
-        box.store, MEMORY_ARCHIVED, "decision", "Release script", today=today - timedelta(days=400)
-    )
+    dormant = remember(box.store, MEMORY_DORMANT, "pitfall", "VPN for staging", today=today - timedelta(days=120))
+    archived = remember(box.store, MEMORY_ARCHIVED, "decision", "Release script", today=today - timedelta(days=400))
     old = box.remember("Deploy on Fridays only with a second reviewer.", type="guideline")
     new = box.remember("Deploy on any weekday with a second reviewer.", type="guideline")
     box.supersede_memory(old.key, by=new.key)
@@ -255,9 +196,7 @@ def _knowledge(box: recallbox.Box, folder: Path) -> None:
         "# Deploying billing\n\n## Staging\n\nRoll out with kubectl.\n\n## Production\n\nAsk first.\n",
         encoding="utf-8",
     )
-    (root / KNOWLEDGE_FRESH).write_text(
-        "Check the error budget before any rollout.\n", encoding="utf-8"
-    )
+    (root / KNOWLEDGE_FRESH).write_text("Check the error budget before any rollout.\n", encoding="utf-8")
     box.sync_directory(root)
     (root / KNOWLEDGE_STALE).write_text(
         "# Deploying billing\n\n## Staging\n\nRoll out with helm now.\n", encoding="utf-8"
@@ -267,18 +206,14 @@ def _knowledge(box: recallbox.Box, folder: Path) -> None:
 def _code(box: recallbox.Box, folder: Path) -> None:
     root = folder / CODE_DIR
     root.mkdir()
-    (root / CODE_STALE).write_text(
-        "def rollout_ready(pods):\n    return all(pods)\n", encoding="utf-8"
-    )
+    (root / CODE_STALE).write_text("def rollout_ready(pods):\n    return all(pods)\n", encoding="utf-8")
     (root / CODE_FRESH).write_text(
         "from util import rollout_ready\n\n\nclass Deployer:\n    def watch(self, pods):\n"
         "        return rollout_ready(pods)\n",
         encoding="utf-8",
     )
     box.index_code(root)
-    (root / CODE_STALE).write_text(
-        "def rollout_ready(pods):\n    return bool(pods) and all(pods)\n", encoding="utf-8"
-    )
+    (root / CODE_STALE).write_text("def rollout_ready(pods):\n    return bool(pods) and all(pods)\n", encoding="utf-8")
 
 
 def build_fixture(box: recallbox.Box, folder: Path, *, hostile: bool = True) -> Fixture:

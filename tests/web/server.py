@@ -49,17 +49,7 @@ def launch(db: Path, home: Path, *extra: str) -> subprocess.Popen[str]:
     """Start ``recallbox ui --db DB --port 0 EXTRA…`` (not waiting)."""
     env = {**os.environ, "RECALLBOX_HOME": str(home)}
     env.pop("RECALLBOX_UI_TOKEN", None)
-    command: Sequence[str] = [
-        sys.executable,
-        "-m",
-        "recallbox",
-        "ui",
-        "--db",
-        str(db),
-        "--port",
-        "0",
-        *extra,
-    ]
+    command: Sequence[str] = [sys.executable, "-m", "recallbox", "ui", "--db", str(db), "--port", "0", *extra]
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )

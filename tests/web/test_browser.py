@@ -215,9 +215,7 @@ def test_canaries_appear_nowhere_then_return_through_the_policy_form(
         visit(page, server.origin + message_url(fixture.secret_ids[0]))
         assert CANARY_QUARANTINED in page.locator("pre.audit").inner_text()
         visit(page, server.origin + "/policy")
-        page.locator("li", has_text="private-export.json").get_by_role(
-            "link", name="Include…"
-        ).click()
+        page.locator("li", has_text="private-export.json").get_by_role("link", name="Include…").click()
         page.get_by_role("button", name="Include the source again").click()
         page.wait_for_url(re.compile(r"/policy\?done=include"))
         visit(page, server.origin + thread_url(EXCLUDED_CHANNEL))
@@ -228,12 +226,7 @@ def test_canaries_appear_nowhere_then_return_through_the_policy_form(
 def test_hostile_content_renders_as_text_and_runs_nothing(page: Page, site: Site) -> None:
     violations: list[str] = []
     page.on("console", lambda message: violations.append(message.text))
-    for url in (
-        "/",
-        thread_url(HOSTILE),
-        message_url(site.fixture.hostile_id),
-        "/search?q=click+me",
-    ):
+    for url in ("/", thread_url(HOSTILE), message_url(site.fixture.hostile_id), "/search?q=click+me"):
         visit(page, site.server.origin + url)
         assert page.evaluate(f"window.{PWNED_FLAG}") is None, url
         assert page.locator("script, img:not([src^='/']), svg, iframe").count() == 0, url

@@ -79,9 +79,7 @@ def test_memory_filters_and_refuses_unknown_values(client: TestClient, fixture: 
     assert client.get("/memory?page=9").status_code == 404
 
 
-def test_memory_of_an_excluded_memory_md_shows_no_text(
-    box: recallbox.Box, fixture: Fixture
-) -> None:
+def test_memory_of_an_excluded_memory_md_shows_no_text(box: recallbox.Box, fixture: Fixture) -> None:
     box.exclude_source("MEMORY.md")
     html = TestClient(build_app(box), base_url=BASE).get("/memory").text
     assert "excluded source" in html
@@ -111,13 +109,9 @@ def test_knowledge_pages_read_only_their_own_files(
     box.exclude_source("doc-6.md")
     read: list[str] = []
     real = domain_inventory.read_knowledge_file
-    monkeypatch.setattr(
-        domain_inventory, "read_knowledge_file", lambda f: read.append(f.source) or real(f)
-    )
+    monkeypatch.setattr(domain_inventory, "read_knowledge_file", lambda f: read.append(f.source) or real(f))
     pages = [box.knowledge_page(n, 3) for n in (1, 2)]
-    assert [d.document.source for p in pages for d in p.documents] == [
-        f"doc-{n}.md" for n in range(6)
-    ]
+    assert [d.document.source for p in pages for d in p.documents] == [f"doc-{n}.md" for n in range(6)]
     assert sorted(read) == [f"doc-{n}.md" for n in range(6)]  # each page read its own three
     assert [(p.total, p.denied, p.pages) for p in pages] == [(6, 1, 2), (6, 1, 2)]
     assert [d.stale for d in pages[1].documents] == [None, None, "changed"]
@@ -146,9 +140,7 @@ def test_code_pages_count_symbols_in_the_store_and_check_only_their_files(
     repo = tmp_path / "repo"
     repo.mkdir()
     for n in range(5):
-        (repo / f"m{n}.py").write_text(
-            f"def f{n}():\n    return {n}\n\n\ndef g{n}():\n    return f{n}()\n"
-        )
+        (repo / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n\n\ndef g{n}():\n    return f{n}()\n")
     box.index_code(repo)
     (repo / "m3.py").write_text("def changed():\n    return 1\n", encoding="utf-8")
     box.exclude_source("m4.py")
@@ -181,14 +173,10 @@ def test_code_pages_count_symbols_in_the_store_and_check_only_their_files(
     assert "4 indexed files" in html and "m4.py" not in html and "1 file not shown" in html
 
 
-def test_a_vanished_file_is_stale_missing(
-    box: recallbox.Box, fixture: Fixture, tmp_path: Path
-) -> None:
+def test_a_vanished_file_is_stale_missing(box: recallbox.Box, fixture: Fixture, tmp_path: Path) -> None:
     (tmp_path / "kb" / KNOWLEDGE_FRESH).unlink()
     (tmp_path / "billing-svc" / CODE_FRESH).unlink()
-    assert {d.document.source: d.stale for d in box.knowledge_documents()}[
-        KNOWLEDGE_FRESH
-    ] == "missing"
+    assert {d.document.source: d.stale for d in box.knowledge_documents()}[KNOWLEDGE_FRESH] == "missing"
     assert {f.path: f.stale for f in box.code_files()}[CODE_FRESH] == "missing"
 
 
@@ -213,9 +201,7 @@ def test_hits_shows_the_chart_most_and_never_recalled(client: TestClient, fixtur
     assert re.search(rf"<title>{today} · sessions: \d+</title>", svg)
     assert 'class="bar d-sessions"' in svg and "<script" not in svg
     assert "Most recalled" in html and 'href="/messages/m_' in html
-    assert "Never recalled" in html and re.search(
-        r"<td>message\w*</td><td class=\"num\">\d+</td>", html
-    )
+    assert "Never recalled" in html and re.search(r"<td>message\w*</td><td class=\"num\">\d+</td>", html)
 
 
 def test_hits_counts_never_recalled_rows_only_up_to_its_limit(

@@ -58,9 +58,7 @@ def test_index_lists_threads_by_last_activity_and_the_excluded_sources(
     deploy_row = text_of(deploy_html).split()
     assert deploy_row[-4:-2] == ["3", "11"]  # generations, messages (6 + 3 + 2, summaries included)
     assert '<td data-label="Title">Deploy billing to staging</td>' in deploy_html
-    assert re.search(
-        r'<td data-label="Last activity" class="time">[^<]*\d{4}-\d\d-\d\d', deploy_html
-    )
+    assert re.search(r'<td data-label="Last activity" class="time">[^<]*\d{4}-\d\d-\d\d', deploy_html)
 
 
 def test_index_pages_threads(box: recallbox.Box) -> None:
@@ -78,7 +76,7 @@ def test_channel_urls_survive_slash_hash_and_spaces(client: TestClient) -> None:
     assert thread_url(DEPLOY) == "/threads/ops%2Fdeploy%20%2342%20staging"
     response = client.get(thread_url(DEPLOY))
     assert response.status_code == 200
-    assert '<h1 class="channel-title">ops/deploy #42 staging</h1>' in response.text
+    assert "<h1 class=\"channel-title\">ops/deploy #42 staging</h1>" in response.text
     assert client.get(thread_url("no such thread")).status_code == 404
 
 
@@ -105,11 +103,7 @@ def test_thread_messages_of_one_generation_with_flags_and_previews(
     assert "superseded" in html and "machine_event" in html
     for role in ("user", "assistant", "tool"):
         assert f'<span class="role role-{role}">{role}</span>' in html
-    preview = re.search(
-        r'<td data-label="Preview" class="preview">(.*?)</td>',
-        html.split(fixture.long_output_id)[-1],
-        re.S,
-    )
+    preview = re.search(r'<td data-label="Preview" class="preview">(.*?)</td>', html.split(fixture.long_output_id)[-1], re.S)
     assert preview is not None and len(unescape(preview.group(1))) <= 161
     current = text_of(client.get(thread_url(DEPLOY)).text)
     assert "pending" in current and "Messages of generation 3" in current
@@ -118,9 +112,7 @@ def test_thread_messages_of_one_generation_with_flags_and_previews(
 
 
 def test_thread_messages_are_paged(box: recallbox.Box) -> None:
-    box.append_many(
-        "long", [{"role": "user", "content": f"m{n}"} for n in range(MESSAGES_PAGE_SIZE + 1)]
-    )
+    box.append_many("long", [{"role": "user", "content": f"m{n}"} for n in range(MESSAGES_PAGE_SIZE + 1)])
     client = TestClient(build_app(box), base_url="http://127.0.0.1:8765")
     first = client.get(thread_url("long")).text
     last = client.get(thread_url("long", generation=1, page=2)).text
@@ -201,10 +193,7 @@ def test_split_summary_finds_the_engine_directory() -> None:
     text = "own words\n\n## Resources used in generation 1\n- tool `bash`"
     assert split_summary(text) == ("own words", "## Resources used in generation 1\n- tool `bash`")
     old = "own words\n\n## 10. Resources used in generation 1\n- tool `bash`"  # older releases
-    assert split_summary(old) == (
-        "own words",
-        "## 10. Resources used in generation 1\n- tool `bash`",
-    )
+    assert split_summary(old) == ("own words", "## 10. Resources used in generation 1\n- tool `bash`")
     assert split_summary("no directory") == ("no directory", None)
 
 
@@ -228,13 +217,8 @@ def test_policy_page_lists_both_kinds_with_confirm_links(client: TestClient) -> 
     assert f"/policy/confirm?action=include&amp;target={EXCLUDED_FILE}" in html
     confirm = client.get("/policy/confirm", params={"action": "quarantine", "target": "new"}).text
     assert 'method="post" action="/policy"' in confirm and "creates it" in confirm
-    assert (
-        client.get("/policy/confirm", params={"action": "drop", "target": "x"}).status_code == 400
-    )
-    assert (
-        client.get("/policy/confirm", params={"action": "exclude", "target": " "}).status_code
-        == 400
-    )
+    assert client.get("/policy/confirm", params={"action": "drop", "target": "x"}).status_code == 400
+    assert client.get("/policy/confirm", params={"action": "exclude", "target": " "}).status_code == 400
 
 
 def test_get_never_changes_the_policy(client: TestClient, box: recallbox.Box) -> None:
@@ -300,9 +284,7 @@ def test_a_failing_search_verb_is_its_own_error_page(box: recallbox.Box, fixture
 
 def test_ranked_hits_show_their_time_and_episode_neighbours(client: TestClient) -> None:
     """#21: a ranked hit shows when it was written and the messages next to it."""
-    html = client.get(
-        "/search", params={"q": "rollout finished pods ready", "channel": DEPLOY}
-    ).text
+    html = client.get("/search", params={"q": "rollout finished pods ready", "channel": DEPLOY}).text
     ranked = html[html.index('id="ranked-h"') :]
     assert "<time datetime=" in ranked
     assert 'class="neighbours"' in ranked and ("before · " in ranked or "after · " in ranked)

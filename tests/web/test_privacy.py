@@ -36,9 +36,7 @@ def fetch_with(client: TestClient):  # type: ignore[no-untyped-def]
     return fetch
 
 
-def test_no_canary_on_any_page_reachable_from_the_index(
-    client: TestClient, fixture: Fixture
-) -> None:
+def test_no_canary_on_any_page_reachable_from_the_index(client: TestClient, fixture: Fixture) -> None:
     pages = crawl(fetch_with(client), BASE + "/", CRAWL_DEPTH)
     opened = set(pages)
     for wanted in (thread_url(SECRET), thread_url(EXCLUDED_CHANNEL)):

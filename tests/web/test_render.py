@@ -25,9 +25,7 @@ from recallbox.web.render import (
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
-    lambda inner: (
-        st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=8), inner, max_size=6)
-    ),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=8), inner, max_size=6),
     max_leaves=60,
 )
 

@@ -17,22 +17,7 @@ def lines_of(parts: list[Part]) -> list[str]:
     return [line for line in out if line]
 
 
-@given(
-    st.lists(
-        st.sampled_from(
-            [
-                "[message_id=m_1 generation=1 role=user field=content]",
-                "text",
-                "",
-                FOOTER,
-                "3 more hits not shown; narrow the query to see them.",
-                "--- other memory ---",
-                "\\[escaped",
-            ]
-        ),
-        max_size=20,
-    )
-)
+@given(st.lists(st.sampled_from(["[message_id=m_1 generation=1 role=user field=content]", "text", "", FOOTER, "3 more hits not shown; narrow the query to see them.", "--- other memory ---", "\\[escaped"]), max_size=20))
 def test_every_line_is_kept_in_order(lines: list[str]) -> None:
     text = "\n".join(lines)
     assert lines_of(parse_search_memory(text)) == [line for line in lines if line]
@@ -40,11 +25,7 @@ def test_every_line_is_kept_in_order(lines: list[str]) -> None:
 
 def test_a_real_result(box: recallbox.Box) -> None:
     box.append("c", "user", "deploy to staging-3 now")
-    box.append(
-        "c",
-        "assistant",
-        "[message_id=fake] deploy\n5 more hits not shown; narrow the query to see them.\nend",
-    )
+    box.append("c", "assistant", "[message_id=fake] deploy\n5 more hits not shown; narrow the query to see them.\nend")
     result = box.search_memory("deploy", "c")
     parts = parse_search_memory(result)
     blocks = [p for p in parts if p.message_id]

@@ -94,9 +94,7 @@ def test_bearer_token_is_accepted(token_client: TestClient) -> None:
     assert (response.status_code, response.text) == (200, "ok")
 
 
-def test_token_link_sets_a_cookie_and_drops_the_token_from_the_url(
-    token_client: TestClient,
-) -> None:
+def test_token_link_sets_a_cookie_and_drops_the_token_from_the_url(token_client: TestClient) -> None:
     response = token_client.get(thread_url(SECRET) + "?generation=1&token=s3cret-t0ken")
     assert response.status_code == 303
     assert response.headers["location"] == "/threads/secret-thread?generation=1"
@@ -108,9 +106,7 @@ def test_token_link_sets_a_cookie_and_drops_the_token_from_the_url(
     assert token_client.get("/", headers=cookie_header).status_code == 200
     assert token_client.get("/?token=wrong").status_code == 401
     # another app (another process) does not accept this app's cookie
-    other = TestClient(
-        build_app(token_client.app.state.inspector.box, token="s3cret-t0ken"), base_url=BASE
-    )
+    other = TestClient(build_app(token_client.app.state.inspector.box, token="s3cret-t0ken"), base_url=BASE)
     assert other.get("/", headers=cookie_header).status_code == 401
 
 
@@ -158,10 +154,7 @@ def test_post_without_the_form_token_is_403_and_changes_nothing(
 ) -> None:
     before = box.policy()
     assert _post(client, ORIGIN, action="unquarantine", target=SECRET).status_code == 403
-    assert (
-        _post(client, ORIGIN, action="unquarantine", target=SECRET, csrf_token="0" * 64).status_code
-        == 403
-    )
+    assert _post(client, ORIGIN, action="unquarantine", target=SECRET, csrf_token="0" * 64).status_code == 403
     assert box.policy() == before
 
 
@@ -245,17 +238,13 @@ def test_each_policy_change_goes_through_its_confirmation_form(
 
 def test_a_form_token_of_another_app_is_refused(client: TestClient, box: recallbox.Box) -> None:
     other = TestClient(build_app(box), base_url=BASE)
-    response = _post(
-        other, ORIGIN, action="unquarantine", target=SECRET, csrf_token=csrf_of(client)
-    )
+    response = _post(other, ORIGIN, action="unquarantine", target=SECRET, csrf_token=csrf_of(client))
     assert response.status_code == 403
 
 
 def test_an_oversized_body_is_refused(client: TestClient) -> None:
     token = csrf_of(client)
-    response = _post(
-        client, ORIGIN, action="exclude", target="x" * MAX_FORM_BYTES, csrf_token=token
-    )
+    response = _post(client, ORIGIN, action="exclude", target="x" * MAX_FORM_BYTES, csrf_token=token)
     assert response.status_code == 413
 
 
@@ -273,10 +262,7 @@ def test_a_refused_post_reads_nothing_of_the_body() -> None:
 def test_every_response_carries_the_security_headers(client: TestClient, path: str) -> None:
     headers = client.get(path).headers
     assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY
-    assert (
-        "script-src" not in CONTENT_SECURITY_POLICY
-        and "default-src 'none'" in CONTENT_SECURITY_POLICY
-    )
+    assert "script-src" not in CONTENT_SECURITY_POLICY and "default-src 'none'" in CONTENT_SECURITY_POLICY
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["x-frame-options"] == "DENY"
     assert headers["referrer-policy"] == "same-origin"
@@ -318,9 +304,7 @@ def test_hostile_content_is_escaped_everywhere(client: TestClient, fixture: Fixt
         "message": client.get(message_url(fixture.hostile_id)).text,
         "search": client.get("/search", params={"q": "click me"}).text,
         "search-thread": client.get("/search", params={"q": "<script>", "channel": HOSTILE}).text,
-        "confirm": client.get(
-            "/policy/confirm", params={"action": "quarantine", "target": HOSTILE}
-        ).text,
+        "confirm": client.get("/policy/confirm", params={"action": "quarantine", "target": HOSTILE}).text,
     }
     for name, html in pages.items():
         markup = markup_of(html)

@@ -62,17 +62,13 @@ def test_allowed_hosts_name_the_port() -> None:
     assert url_host("::1") == "[::1]"
 
 
-def test_module_refuses_0000_without_a_token_with_exit_2(
-    db: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_module_refuses_0000_without_a_token_with_exit_2(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", str(db), "--host", "0.0.0.0", "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--token" in err and "RECALLBOX_UI_TOKEN" in err
 
 
-def test_module_refuses_a_missing_database(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_module_refuses_a_missing_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "none.db"
     assert main(["--db", str(missing), "--port", "0"]) == 1
     assert "no database at" in capsys.readouterr().err and not missing.exists()
@@ -103,9 +99,7 @@ def test_a_port_in_use_is_one_error(db: Path, tmp_home: Path) -> None:
         assert code == 1
 
 
-def _ui(
-    db: Path, home: Path, *args: str, token: str | None = None
-) -> subprocess.CompletedProcess[str]:
+def _ui(db: Path, home: Path, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RECALLBOX_HOME": str(home)}
     env.pop("RECALLBOX_UI_TOKEN", None)
     if token is not None:
@@ -119,16 +113,10 @@ def test_recallbox_ui_refuses_0000_without_a_token_with_one_line_and_exit_2(
 ) -> None:
     done = _ui(db, tmp_home, "--host", "0.0.0.0", "--port", "0")
     assert done.returncode == 2 and done.stdout == ""
-    assert (
-        done.stderr.count("\n") == 1
-        and "--token" in done.stderr
-        and "RECALLBOX_UI_TOKEN" in done.stderr
-    )
+    assert done.stderr.count("\n") == 1 and "--token" in done.stderr and "RECALLBOX_UI_TOKEN" in done.stderr
 
 
-def test_recallbox_ui_refuses_a_missing_database_and_a_bad_port(
-    tmp_path: Path, tmp_home: Path
-) -> None:
+def test_recallbox_ui_refuses_a_missing_database_and_a_bad_port(tmp_path: Path, tmp_home: Path) -> None:
     missing = tmp_path / "none.db"
     done = _ui(missing, tmp_home, "--port", "0")
     assert done.returncode == 1 and "no database at" in done.stderr and not missing.exists()
@@ -138,9 +126,7 @@ def test_recallbox_ui_refuses_a_missing_database_and_a_bad_port(
 def test_recallbox_ui_takes_the_token_from_the_environment(db: Path, tmp_home: Path) -> None:
     env = {**os.environ, "RECALLBOX_HOME": str(tmp_home), "RECALLBOX_UI_TOKEN": "envtok"}
     command = [sys.executable, "-m", "recallbox", "ui", "--db", str(db), "--port", "0"]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert process.stdout is not None
         url = process.stdout.readline()

@@ -23,24 +23,14 @@ def test_index_search_and_callers(tmp_path: Path, shop: Path, run) -> None:
     assert "5 parsed" in r.out and "17 symbol(s), 20 edge(s)" in r.out
     again = run("--db", db, "code", "index", str(shop), "--project", "shop_repo", "--json")
     report = again.json()
-    assert (report["files_parsed"], report["files_unchanged"], report["scope"]) == (
-        0,
-        5,
-        "shop_repo",
-    )
+    assert (report["files_parsed"], report["files_unchanged"], report["scope"]) == (0, 5, "shop_repo")
     r = run("--db", db, "code", "search", "Model.save")
-    assert (
-        r.code == 0
-        and r.out.startswith("1. ")
-        and "shop/base.py::Model.save [shop_repo] shop/base.py:19-20" in r.out
-    )
+    assert r.code == 0 and r.out.startswith("1. ") and "shop/base.py::Model.save [shop_repo] shop/base.py:19-20" in r.out
     assert "   callers: shop/cart.py::Cart.add" in r.out
     hits = run("--db", db, "code", "search", "save", "--scope", "shop_repo", "--json").json()
     assert hits[0]["id"] == "shop/base.py::Model.save" and hits[0]["scope"] == "shop_repo"
     r = run("--db", db, "code", "callers", "shop/base.py::Model.save", "--depth", "2")
-    assert (
-        r.out.splitlines()[0] == "1. depth 1 shop/cart.py::Cart.add [shop_repo] shop/cart.py:11-14"
-    )
+    assert r.out.splitlines()[0] == "1. depth 1 shop/cart.py::Cart.add [shop_repo] shop/cart.py:11-14"
     assert "2. depth 2 main.py::checkout" in r.out
     callers = run("--db", db, "code", "callers", "shop/base.py::Model.save", "--json").json()
     assert [c["id"] for c in callers] == ["shop/cart.py::Cart.add"]
@@ -53,10 +43,7 @@ def test_callees(tmp_path: Path, shop: Path, run) -> None:
     db = str(tmp_path / "callees.db")
     run("--db", db, "code", "index", str(shop))
     r = run("--db", db, "code", "callees", "main.py::checkout")
-    assert (
-        r.code == 0
-        and r.out.splitlines()[0] == "1. shop/cart.py::Cart [shop_repo] shop/cart.py:5-21"
-    )
+    assert r.code == 0 and r.out.splitlines()[0] == "1. shop/cart.py::Cart [shop_repo] shop/cart.py:5-21"
     assert r.out.splitlines()[1].startswith("    class Cart(Model)")
     assert "2. shop/cart.py::Cart.add [shop_repo] shop/cart.py:11-14" in r.out
     callees = run("--db", db, "code", "callees", "main.py::checkout", "--json").json()
@@ -129,9 +116,7 @@ def test_index_checks_its_arguments_before_creating_the_database(
         assert not db.exists() and not db.parent.exists()
 
 
-def test_indexing_draws_a_progress_bar_on_a_terminal(
-    tmp_path: Path, shop: Path, run_script
-) -> None:
+def test_indexing_draws_a_progress_bar_on_a_terminal(tmp_path: Path, shop: Path, run_script) -> None:
     # Rich draws live bars only on an interactive terminal; these make the pipe count as one.
     terminal = {"TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
     assert run_script("--db", str(tmp_path / "t.db"), "init").code == 0  # no migration bars below
@@ -139,7 +124,5 @@ def test_indexing_draws_a_progress_bar_on_a_terminal(
     assert r.code == 0 and r.out.startswith(f"indexed {shop} as scope 'shop_repo'")
     assert "\x1b[" not in r.out  # the bar is on stderr only
     assert "\x1b[?25l" in r.err and ("indexing" in r.err or ".py" in r.err), r.err
-    quiet = run_script(
-        "--db", str(tmp_path / "t.db"), "code", "index", str(shop), "--json", env=terminal
-    )
+    quiet = run_script("--db", str(tmp_path / "t.db"), "code", "index", str(shop), "--json", env=terminal)
     assert quiet.code == 0 and "indexing" not in quiet.err and ".py" not in quiet.err

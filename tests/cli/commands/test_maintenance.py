@@ -45,9 +45,7 @@ def test_demo_searches_the_compacted_thread(tmp_path: Path, run) -> None:
     assert "search_memory('pg-replica-1', channel='demo:deploy-staging')" in r.out
     assert "FATAL could not connect to server: connection refused (host pg-replica-1" in r.out
     # #20: the demo ends with the inspector command for its database
-    assert (
-        r.out.rstrip("\n").splitlines()[-1] == f"browse it: recallbox ui --db {tmp_path / 'd.db'}"
-    )
+    assert r.out.rstrip("\n").splitlines()[-1] == f"browse it: recallbox ui --db {tmp_path / 'd.db'}"
 
 
 def test_demo_keeps_one_database_and_leaves_no_temporary_folder(

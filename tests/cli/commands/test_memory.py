@@ -123,7 +123,5 @@ def test_a_huge_scope_is_refused_in_one_short_line(db: str, run, tmp_path: Path)
     for extra in ((), ("--json",)):
         r = run("--db", db, "knowledge", "sync", str(notes), "--scope", "x" * 100_000, *extra)
         assert r.code == 2 and len(r.out) + len(r.err) < 400
-        assert "at most 200 characters (got 100000)" in (
-            r.json()["error"] if extra else r.error_line
-        )
+        assert "at most 200 characters (got 100000)" in (r.json()["error"] if extra else r.error_line)
     assert run("--db", db, "knowledge", "sync", str(notes), "--scope", "x" * 200).code == 0

@@ -82,27 +82,14 @@ def test_file_counts_agree_with_the_graph(store: Store) -> None:
 
 
 def test_symbol_rows_carry_the_file_stamp_and_the_visible_callers(store: Store) -> None:
-    rows = store.code_symbol_rows(
-        [key(RUN), key(RUN, OTHER), key("nope"), "garbage"], where=EVERYTHING
-    )
+    rows = store.code_symbol_rows([key(RUN), key(RUN, OTHER), key("nope"), "garbage"], where=EVERYTHING)
     assert sorted(rows) == sorted([key(RUN), key(RUN, OTHER)])
     run = rows[key(RUN)]
-    assert (run.scope, run.symbol_id, run.name, run.kind, run.path) == (
-        SCOPE,
-        RUN,
-        "run",
-        "function",
-        "app/core.py",
-    )
+    assert (run.scope, run.symbol_id, run.name, run.kind, run.path) == (SCOPE, RUN, "run", "function", "app/core.py")
     assert (run.start_line, run.end_line, run.language) == (1, 2, "python")
     assert (run.signature, run.doc) == ("def run(task)", "run the needle alpha task")
     assert run.snippet.startswith("def run(task):")
-    assert (run.root, run.file_hash, run.file_size, run.file_mtime_ns) == (
-        "/nowhere/app",
-        "h1",
-        10,
-        1,
-    )
+    assert (run.root, run.file_hash, run.file_size, run.file_mtime_ns) == ("/nowhere/app", "h1", 10, 1)
     assert run.callers == 2  # leak and main
     assert rows[key(RUN, OTHER)].callers == 0
     scoped = store.code_symbol_rows([key(RUN), key(RUN, OTHER)], where=SearchFilter(scope=OTHER))
@@ -113,9 +100,7 @@ def test_symbol_rows_carry_the_file_stamp_and_the_visible_callers(store: Store) 
 def test_name_lookup_and_calls(store: Store) -> None:
     assert store.code_name_matches("run", where=EVERYTHING, limit=10) == [key(RUN), key(RUN, OTHER)]
     assert store.code_name_matches("run", where=EVERYTHING, limit=1) == [key(RUN)]
-    assert store.code_name_matches("run", where=SearchFilter(scope=OTHER), limit=5) == [
-        key(RUN, OTHER)
-    ]
+    assert store.code_name_matches("run", where=SearchFilter(scope=OTHER), limit=5) == [key(RUN, OTHER)]
     assert store.code_name_matches("", where=EVERYTHING, limit=5) == []
     incoming = store.code_calls([key(RUN), key("nope")], incoming=True, where=EVERYTHING, limit=10)
     assert incoming == {key(RUN): [key(MAIN), key(LEAK)]}  # by file, then line

@@ -24,9 +24,7 @@ def test_documents_are_listed_with_live_and_removed_counts(store: Store) -> None
     assert (runbook.sections, runbook.removed_sections, runbook.root) == (2, 0, "/notes")
     assert runbook.last_sync.tzinfo is not None
     assert (listed[("proj", "notes.md")].sections, listed[("proj", "notes.md")].root) == (1, None)
-    assert (
-        listed[(None, "gone.md")].sections == 0 and listed[(None, "gone.md")].removed_sections >= 1
-    )
+    assert listed[(None, "gone.md")].sections == 0 and listed[(None, "gone.md")].removed_sections >= 1
 
 
 def test_hit_days_groups_rows_by_utc_day_and_domain(store: Store) -> None:
@@ -37,18 +35,13 @@ def test_hit_days_groups_rows_by_utc_day_and_domain(store: Store) -> None:
         HitRow(day1, "memory", "GDL01", query="q"), HitRow(day2, "sessions", "m_1", verb="read_message"),
         HitRow(day2, "code", "a.py::f", query="q"),
     ])  # fmt: skip
-    rows = [
-        (r.day, r.domain, r.hits, r.drills)
-        for r in store.hit_days(since="2026-03-01", until="2026-03-03")
-    ]
+    rows = [(r.day, r.domain, r.hits, r.drills) for r in store.hit_days(since="2026-03-01", until="2026-03-03")]
     assert rows == [
         ("2026-03-01", "memory", 1, 0),
         ("2026-03-01", "sessions", 2, 0),
         ("2026-03-02", "code", 1, 0),
         ("2026-03-02", "sessions", 0, 1),
     ]
-    assert [r.day for r in store.hit_days(since="2026-03-02", until="2026-03-03")] == [
-        "2026-03-02"
-    ] * 2
+    assert [r.day for r in store.hit_days(since="2026-03-02", until="2026-03-03")] == ["2026-03-02"] * 2
     assert store.hit_days(since="2026-03-01", until="2026-03-02")[-1].day == "2026-03-01"
     assert store.hit_days(since="2027-01-01", until="2027-01-02") == []

@@ -17,7 +17,9 @@ from .helpers import add, row
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 #: One step of a thread: (opens a generation with a compaction summary?, seconds after BASE,
 #: extra characters of text). Times are not in append order, so spans are real min/max.
-STEPS = st.lists(st.tuples(st.booleans(), st.integers(0, 10**7), st.integers(0, 30)), max_size=24)
+STEPS = st.lists(
+    st.tuples(st.booleans(), st.integers(0, 10**7), st.integers(0, 30)), max_size=24
+)
 
 
 def _build(store: Store, channel: str, steps: list[tuple[bool, int, int]]) -> None:
@@ -54,10 +56,7 @@ def test_spans_and_slices_agree_with_the_whole_thread(
         mine = [m for m in whole if m.generation == span.generation.number]
         stamps = [m.created_at for m in mine]
         assert span.message_count == len(mine)
-        assert (span.first_at, span.last_at) == (
-            min(stamps, default=None),
-            max(stamps, default=None),
-        )
+        assert (span.first_at, span.last_at) == (min(stamps, default=None), max(stamps, default=None))
         opener = mine[0] if mine and mine[0].kind == "compaction_summary" else None
         if opener is None:
             assert (span.summary_id, span.summary_head, span.summary_chars) == (None, None, 0)

@@ -269,9 +269,7 @@ def test_a_denied_code_file_is_invisible_to_every_search_read(store: Store, how:
     code_world.build(store)
     space = embed(store, CORPUS_CODE_SYMBOL)
     where = deny_code_file(store, how)
-    run, leak, main = (
-        code_world.key(s) for s in (code_world.RUN, code_world.LEAK, code_world.MAIN)
-    )
+    run, leak, main = (code_world.key(s) for s in (code_world.RUN, code_world.LEAK, code_world.MAIN))
     ranked = store.keyword_ranked(CORPUS_CODE_SYMBOL, NEEDLE, where=where, limit=10)
     assert [i for i, _ in ranked] == [run]
     near = store.nearest([1.0, 0.0], space=space, where=where, limit=10)

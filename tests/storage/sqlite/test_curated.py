@@ -60,21 +60,13 @@ def test_the_index_is_written_only_when_the_indexed_text_changes(box: recallbox.
 def test_a_removed_section_leaves_the_index_and_keeps_its_row(box: recallbox.Box) -> None:
     _one, two = box.add_document(DOC, "a.md")
     box.add_document("## One\nalpha words\n\n", "a.md")
-    row = (
-        conn(box)
-        .execute(
-            "SELECT removed, content, content_seg FROM knowledge_sections WHERE uid = ?", (two.id,)
-        )
-        .fetchone()
-    )
+    row = conn(box).execute(
+        "SELECT removed, content, content_seg FROM knowledge_sections WHERE uid = ?", (two.id,)
+    ).fetchone()
     assert row == (1, two.content, "")
-    found = (
-        conn(box)
-        .execute(
-            "SELECT count(*) FROM knowledge_sections_fts WHERE knowledge_sections_fts MATCH 'beta'"
-        )
-        .fetchone()
-    )
+    found = conn(box).execute(
+        "SELECT count(*) FROM knowledge_sections_fts WHERE knowledge_sections_fts MATCH 'beta'"
+    ).fetchone()
     assert found == (0,) and box.doctor().healthy
 
 
