@@ -15,13 +15,15 @@ case-sensitive and the case-insensitive pass:
 3. **Walk**: otherwise (a common term), the whole term as one trigram phrase — exactly the
    rows holding it with case folded as the tokenizer folds (ASCII, at most
    :data:`PHRASE_MAX_CHARS`, no newline) — read in search order as the caller goes
-   (``literal_walk.py``): a common term costs the first batches only.
+   (``literal_walk.py``): a common term costs the first reads only. :class:`KeyFeed` says
+   when the walk's next read covers more than :data:`HOLDER_WALK_THREADS` threads (a sparse
+   stretch: ``CandidateStream.costly``).
 
 The rows the index has not reached yet (``literal_backlog``) are scanned exactly, with the
 visibility rule and a case-folded ``instr`` filter, and merged into the same order. Only
 threads the privacy gate and the filter allow are ever read. Nothing here reads message
-content but the backlog's and the count's: the rows are read by ``literal.py`` as the caller
-consumes the stream.
+content but the backlog's and the count's (:func:`holder_keys`): the rows are read by
+``literal_rows.py`` as the caller consumes the stream.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from recallbox.storage.sqlite.visibility import (
 
 TRIGRAM_CHARS = 3
 MATCH_MAX_TRIGRAMS = 32
-#: Probe candidates (step 1) read and rechecked directly, with no phrase query.
+#: Probe candidates (step 2) read and rechecked directly, with no phrase query.
 RECHECK_MAX = 200
 #: Word-index candidates (step 1) sorted in memory; past this the trigrams are tried.
 WORDS_SORT_MAX = 2_000
