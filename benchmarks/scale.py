@@ -49,12 +49,12 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT / "src"), str(HERE)]
 
 import apsw  # noqa: E402
-import scale_baselines as base  # noqa: E402
 import scale_build  # noqa: E402
 import scale_data as data  # noqa: E402
+import scale_literal as literal  # noqa: E402
+import scale_ranked as ranked  # noqa: E402
 
 import recallbox  # noqa: E402
-from recallbox.domains import threads as threads_module  # noqa: E402
 from recallbox.domains.threads import search_literal  # noqa: E402
 
 RESULTS = HERE / "results" / "scale.json"
@@ -63,7 +63,7 @@ DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 CI_SIZE = 10_000
 CI_REGRESSION_FACTOR = 3.0
 TIMED_PASSES = 2
-CAP_NOTES = ("in this order were checked", "candidate messages only")
+CAP_NOTES = literal.CAP_NOTES
 MIB = 1024 * 1024
 
 # dbstat table name -> the index it belongs to (bytes per message per index)
@@ -71,6 +71,7 @@ STORAGE_GROUPS = (
     ("messages_fts", "fts"),
     ("messages_trgm", "trigram"),
     ("messages_literal", "literal"),
+    ("messages_words", "words"),
     ("literal_backlog", "literal"),
     ("vec_", "vectors"),
     ("embeddings", "vectors"),
@@ -242,139 +243,65 @@ def _op(metric: str, index: list[float], baselines: dict[str, list[float]]) -> d
     return out
 
 
-NOTICE = "more hits not shown"
-
-
-def _notice(text: str) -> str:
-    return next((ln for ln in text.splitlines() if NOTICE in ln), "")
-
-
-def complete_answer(naive: base.NaiveStore, query: str, channel: str | None) -> str:
-    """The complete answer: the naive scan with every candidate read and the count exact."""
-    saved = threads_module.LITERAL_COUNT_BUDGET
-    threads_module.LITERAL_COUNT_BUDGET = 10**12
-    try:
-        return search_literal(naive, query, channel)  # type: ignore[arg-type]
-    finally:
-        threads_module.LITERAL_COUNT_BUDGET = saved
-
-
-def consistent(ours: str, truth: str) -> tuple[bool, bool]:
-    """(same hits as the complete answer, a notice it allows): the count is the exact one,
-    "1000+" as the exact one, or a true lower bound ("At least N" with N at most the truth)."""
-    same = [ln for ln in ours.splitlines() if NOTICE not in ln] == [
-        ln for ln in truth.splitlines() if NOTICE not in ln
-    ]
-    mine, exact = _notice(ours), _notice(truth)
-    if mine == exact:
-        return same, True
-    bound = re.fullmatch(
-        r"At least (\d+) more hits not shown; narrow the query to see them\.", mine
-    )
-    count = re.match(r"(\d+)\+? more hits", exact)
-    return same, bool(bound and count and int(bound.group(1)) <= int(count.group(1)))
-
-
-def channels_for(meta: dict[str, Any]) -> list[str]:
-    """The threads the thread-scoped searches rotate through (newest, oldest, plant b, mid)."""
-    with recallbox.open(meta["db"]) as box:
-        threads = [t.channel for t in box.threads()]
-    middle = threads[len(threads) // 2]
-    return [threads[-1], threads[0], data.PLANT_B_CHANNEL, middle]
-
-
-def plants(box: recallbox.Box, naive: base.NaiveStore, meta: dict[str, Any]) -> dict[str, Any]:
-    """The acceptance plants (a) and (b), each globally and in its thread."""
-    out: dict[str, Any] = {}
-    oldest = data.channel_name(0)
-    for name, query, channel in (
-        ("a_global", data.PLANT_A, None),
-        ("a_thread", data.PLANT_A, oldest),
-        ("b_global", data.PLANT_B, None),
-        ("b_thread", data.PLANT_B, data.PLANT_B_CHANNEL),
-    ):
-        started = time.perf_counter()
-        text = search_literal(box.store, query, channel)
-        seconds = time.perf_counter() - started
-        same_hits, notice_ok = consistent(text, complete_answer(naive, query, channel))
-        entry: dict[str, Any] = {
-            "ms": round(seconds * 1000, 1),
-            "same_as_naive": same_hits and notice_ok,
-            "same_hits_as_naive": same_hits,
-            "notice_consistent": notice_ok,
-            "cap_note": any(n in text for n in CAP_NOTES),
-        }
-        if name.startswith("a"):
-            entry["found_planted_message"] = meta["plant_a_message_id"] in text
-        else:
-            gens = [line.split("generation=")[1].split()[0] for line in text.splitlines()
-                    if line.startswith("[message_id=")]  # fmt: skip
-            entry["generations_shown"] = sorted(set(gens))
-            entry["notice"] = next((ln for ln in text.splitlines() if "more hits" in ln), "")
-        out[name] = entry
-    return out
-
-
-def index_only(db: Path, meta: dict[str, Any], *, passes: int) -> dict[str, Any]:
+def index_only(
+    db: Path,
+    meta: dict[str, Any],
+    *,
+    passes: int,
+    literal: bool = True,
+    bm25: bool = False,
+    vectors: bool = False,
+) -> dict[str, Any]:
     """The index side of :func:`run_dataset` alone, for a history too big to scan on a busy
     machine: latencies, the plants checked against what the generator planted (plant (a):
     the one planted message is the only hit; plant (b): the newest generation first and a
-    "more hits" count that is at most the planted count left), cold open and peak RSS."""
+    "more hits" count that is at most the planted count left), cold open and peak RSS.
+    ``literal=False`` skips ``search_memory``; ``bm25``/``vectors`` add the ranked
+    baselines (``bm25s``, numpy KNN: an in-memory copy of every text or vector) and hybrid."""
     size = int(meta["size"])
     mix = data.query_mix(size, int(meta["identifiers"]))
     queries = [q.text for q in mix]
     meta = {**meta, "db": str(db)}
-    channels = channels_for(meta)
+    channels = literal.channels_for(meta)
     channel_of = {q: channels[i % len(channels)] for i, q in enumerate(queries)}
     print(f"[{size:,}] index only: {len(queries)} queries, {passes} timed passes", flush=True)
-    with recallbox.open(db) as box:
-        g_times, g_out = timed(lambda q: box.search_memory(q), queries, passes)
-        t_times, _ = timed(lambda q: box.search_memory(q, channel_of[q]), queries, passes)
-        l_times, _ = timed(lambda q: search_literal(box.store, q, channel_of[q]), queries, passes)
-        k_times, _ = timed(lambda q: box.search(q, allow_embed=False), queries, passes)
-        plant: dict[str, Any] = {}
-        for name, query, channel in (
-            ("a_global", data.PLANT_A, None),
-            ("a_thread", data.PLANT_A, data.channel_name(0)),
-            ("b_global", data.PLANT_B, None),
-            ("b_thread", data.PLANT_B, data.PLANT_B_CHANNEL),
-        ):
-            started = time.perf_counter()
-            text = search_literal(box.store, query, channel)
-            entry: dict[str, Any] = {"ms": round((time.perf_counter() - started) * 1000, 1)}
-            shown = [ln for ln in text.splitlines() if ln.startswith("[message_id=")]
-            if name.startswith("a"):
-                entry["found_planted_message"] = meta["plant_a_message_id"] in text
-                entry["hits"] = len(shown)
-            else:
-                gens = sorted({ln.split("generation=")[1].split()[0] for ln in shown})
-                notice = next((ln for ln in text.splitlines() if "more hits" in ln), "")
-                count = re.search(r"(\d+)\+? more hits", notice)
-                left = int(meta["plant_b_messages"]) - len(shown)
-                entry.update(
-                    shown=len(shown),
-                    generations_shown=gens,
-                    notice=notice,
-                    notice_within_planted=bool(count and int(count.group(1)) <= left),
-                )
-            entry["cap_note"] = any(n in text for n in CAP_NOTES)
-            plant[name] = entry
-    ops = {
-        "search_memory_global": _op("search_memory(query): global literal search, ms", g_times, {}),
-        "search_memory_thread": _op(
-            "search_memory(query, channel): literal part + other-memory answerer, ms", t_times, {}
-        ),
-        "search_memory_thread_literal": _op(
-            "literal part of search_memory(query, channel) alone, ms", l_times, {}
-        ),
-        "keyword_search": _op(
-            "search(query, allow_embed=False): ranked keyword, global, ms", k_times, {}
-        ),
-    }
+    ops: dict[str, Any] = {}
+    plant: dict[str, Any] = {}
+    g_out: list[Any] = []
+    if literal:
+        with recallbox.open(db) as box:
+            g_times, g_out = timed(lambda q: box.search_memory(q), queries, passes)
+            t_times, _ = timed(lambda q: box.search_memory(q, channel_of[q]), queries, passes)
+            l_times, _ = timed(
+                lambda q: search_literal(box.store, q, channel_of[q]), queries, passes
+            )
+            plant = index_plants(box, meta)
+        ops.update(
+            search_memory_global=_op(
+                "search_memory(query): global literal search, ms", g_times, {}
+            ),
+            search_memory_thread=_op(
+                "search_memory(query, channel): literal part + other-memory answerer, ms",
+                t_times,
+                {},
+            ),
+            search_memory_thread_literal=_op(
+                "literal part of search_memory(query, channel) alone, ms", l_times, {}
+            ),
+        )
+    keyword, facts = ranked.keyword_ops(
+        db, queries, channel_of, passes=passes, bm25=bm25, timed=timed, op=_op
+    )
+    ops.update(keyword)
+    if vectors and meta.get("embedded"):
+        print(f"[{size:,}] hybrid search", flush=True)
+        ops.update(ranked.hybrid_ops(db, queries, channel_of, passes=passes, timed=timed, op=_op))
     print(f"[{size:,}] probe: cold open and peak RSS", flush=True)
     return {
         "dataset": f"synthetic-{size}",
         "size": size,
+        "commit": commit(),
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
         "index_only": True,
         "parameters": {k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")},
         "ingest": meta.get("ingest", {}),
@@ -383,10 +310,43 @@ def index_only(db: Path, meta: dict[str, Any], *, passes: int) -> dict[str, Any]
             "global_with_cap_note": sum(any(n in r for n in CAP_NOTES) for r in g_out),
             "queries": len(queries),
             "plants": plant,
+            **facts,
         },
         "probe": run_probe(db, queries),
         "queries": [{"text": q.text, "band": q.band, "kind": q.kind} for q in mix],
     }
+
+
+def index_plants(box: recallbox.Box, meta: dict[str, Any]) -> dict[str, Any]:
+    """Plants (a) and (b) checked against what the generator planted (no naive scan)."""
+    plant: dict[str, Any] = {}
+    for name, query, channel in (
+        ("a_global", data.PLANT_A, None),
+        ("a_thread", data.PLANT_A, data.channel_name(0)),
+        ("b_global", data.PLANT_B, None),
+        ("b_thread", data.PLANT_B, data.PLANT_B_CHANNEL),
+    ):
+        started = time.perf_counter()
+        text = search_literal(box.store, query, channel)
+        entry: dict[str, Any] = {"ms": round((time.perf_counter() - started) * 1000, 1)}
+        shown = [ln for ln in text.splitlines() if ln.startswith("[message_id=")]
+        if name.startswith("a"):
+            entry["found_planted_message"] = meta["plant_a_message_id"] in text
+            entry["hits"] = len(shown)
+        else:
+            gens = sorted({ln.split("generation=")[1].split()[0] for ln in shown})
+            notice = next((ln for ln in text.splitlines() if "more hits" in ln), "")
+            count = re.search(r"(\d+)\+? more hits", notice)
+            left = int(meta["plant_b_messages"]) - len(shown)
+            entry.update(
+                shown=len(shown),
+                generations_shown=gens,
+                notice=notice,
+                notice_within_planted=bool(count and int(count.group(1)) <= left),
+            )
+        entry["cap_note"] = any(n in text for n in CAP_NOTES)
+        plant[name] = entry
+    return plant
 
 
 def run_dataset(
@@ -397,107 +357,55 @@ def run_dataset(
     bm25: bool,
     vectors: bool,
     naive_every: int = 1,
+    keyword: bool = True,
 ) -> dict[str, Any]:
     """Every measurement of one size. ``naive_every`` > 1 runs the global full-history
     baselines (naive scan, grep, ripgrep) and the global check against the complete answer on
     every ``naive_every``-th query of the mix only (at 1M one full scan takes seconds); the
-    index is timed on every query."""
+    index is timed on every query. ``keyword=False``: ``search_memory`` and the storage only
+    (``scale_literal.py``), merged into the size's earlier figures."""
     size = int(meta["size"])
     mix = data.query_mix(size, int(meta["identifiers"]))
     queries = [q.text for q in mix]
-    checked = queries[::naive_every]
-    meta = {**meta, "db": str(db)}
-    channels = channels_for(meta)
+    ops, correctness, naive, naive_load = literal.measure(
+        db, meta, passes=passes, naive_every=naive_every
+    )
+    if not keyword:
+        naive.rows.clear()
+        return {
+            "dataset": f"synthetic-{size}",
+            "size": size,
+            "commit": commit(),
+            "parameters": {
+                k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")
+            },
+            "storage": storage(db, int(meta["messages"])),
+            "operations": ops,
+            "correctness": correctness,
+            "naive_load_seconds": round(naive_load, 1),
+            "queries": [{"text": q.text, "band": q.band, "kind": q.kind} for q in mix],
+        }
+    channels = literal.channels_for({**meta, "db": str(db)})
     channel_of = {q: channels[i % len(channels)] for i, q in enumerate(queries)}
-    export = Path(meta["export_path"])
-    print(f"[{size:,}] {len(queries)} queries, {passes} timed passes", flush=True)
-    ops: dict[str, Any] = {}
-    with recallbox.open(db) as box:
-        g_times, g_out = timed(lambda q: box.search_memory(q), queries, passes)
-        t_times, _ = timed(lambda q: box.search_memory(q, channel_of[q]), queries, passes)
-        l_times, l_out = timed(
-            lambda q: search_literal(box.store, q, channel_of[q]), queries, passes
-        )
-        k_times, _ = timed(lambda q: box.search(q, allow_embed=False), queries, passes)
-    print(f"[{size:,}] naive baseline", flush=True)
-    started = time.perf_counter()
-    naive = base.NaiveStore(db)
-    naive_load = time.perf_counter() - started
-    ng_times, ng_out = timed(lambda q: search_literal(naive, q, None), checked, 1, warmup=False)
-    nt_times, nt_out = timed(
-        lambda q: search_literal(naive, q, channel_of[q]), queries, 1, warmup=False
-    )
-    grep = {name: base.time_grep(cmd, checked, export) for name, cmd in base.grep_tools().items()}
-    ops["search_memory_global"] = _op(
-        "search_memory(query): global literal search, ms", g_times, {"naive": ng_times, **grep}
-    )
-    ops["search_memory_thread"] = _op(
-        "search_memory(query, channel): literal part + other-memory answerer, ms",
-        t_times,
-        {"naive": nt_times},
-    )
-    ops["search_memory_thread_literal"] = _op(
-        "literal part of search_memory(query, channel) alone, ms", l_times, {"naive": nt_times}
-    )
-    with recallbox.open(db) as box:
-        plant = plants(box, naive, meta)
     texts = [r.content for r in naive.rows]
-    g_ours = dict(zip(queries, g_out, strict=True))
-    g_check = [consistent(g_ours[q], complete_answer(naive, q, None)) for q in checked]
-    t_check = [
-        consistent(o, complete_answer(naive, q, channel_of[q]))
-        for q, o in zip(queries, l_out, strict=True)
-    ]
-    correctness = {
-        "global_same_as_naive": sum(g_ours[q] == b for q, b in zip(checked, ng_out, strict=True)),
-        "global_same_hits_as_complete": sum(h for h, _ in g_check),
-        "global_notice_consistent": sum(n for _, n in g_check),
-        "thread_same_as_naive": sum(a == b for a, b in zip(l_out, nt_out, strict=True)),
-        "thread_same_hits_as_complete": sum(h for h, _ in t_check),
-        "thread_notice_consistent": sum(n for _, n in t_check),
-        "global_with_cap_note": sum(any(n in r for n in CAP_NOTES) for r in g_out),
-        "queries": len(queries),
-        "global_checked_queries": len(checked),
-        "differing_global": [
-            q for q, (h, n) in zip(checked, g_check, strict=True) if not (h and n)
-        ],
-        "differing_thread": [
-            q for q, (h, n) in zip(queries, t_check, strict=True) if not (h and n)
-        ],
-        "plants": plant,
-    }
     naive.rows.clear()  # free the scan's copy of the history
-    k_base: dict[str, list[float]] = {}
-    if bm25:
-        print(f"[{size:,}] bm25s baseline", flush=True)
-        bm = base.Bm25sBaseline(texts)
-        k_base["bm25s"], _ = timed(bm.query, queries, passes)
-        correctness["bm25s_index_seconds"] = round(bm.index_seconds, 1)
-        del bm
-    del texts
-    ops["keyword_search"] = _op(
-        "search(query, allow_embed=False): ranked keyword, global, ms", k_times, k_base
+    print(f"[{size:,}] keyword search", flush=True)
+    keyword_result, facts = ranked.keyword_ops(
+        db, queries, channel_of, passes=passes, bm25=bm25, timed=timed, op=_op, texts=texts
     )
+    del texts
+    ops.update(keyword_result)
+    correctness.update(facts)
     if vectors and meta.get("embedded"):
         print(f"[{size:,}] hybrid search", flush=True)
-        with recallbox.open(db, embedder="hash") as box:
-            h_times, _ = timed(lambda q: box.search(q), queries, passes)
-            embedder = box.embedder
-            assert embedder is not None
-            qvecs = {q: embedder.embed([q])[0] for q in queries}
-        knn = base.NumpyKnn(db)
-        n_times, _ = timed(lambda q: knn.query(qvecs[q]) if qvecs[q] else None, queries, passes)
-        del knn
-        ops["hybrid_search"] = _op(
-            "search(query): keyword + hashing-vector hybrid, global, ms",
-            h_times,
-            {"numpy_exact_knn": n_times},
-        )
+        ops.update(ranked.hybrid_ops(db, queries, channel_of, passes=passes, timed=timed, op=_op))
     print(f"[{size:,}] probe: cold open and peak RSS", flush=True)
     probe_result = run_probe(db, queries)
     return {
         "dataset": f"synthetic-{size}",
         "size": size,
+        "commit": commit(),
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
         "parameters": {k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")},
         "ingest": meta["ingest"],
         "storage": storage(db, int(meta["messages"])),
@@ -509,34 +417,26 @@ def run_dataset(
     }
 
 
-def run_stress(workdir: Path, passes: int) -> dict[str, Any]:
-    db = workdir / f"scale-stress-v{data.DATA_VERSION}.db"
-    if not db.exists():
-        with recallbox.open(db) as box:
-            box.append_many(data.STRESS_CHANNEL, data.stress_items())
-    queries = list(data.STRESS_QUERIES)
-    with recallbox.open(db) as box:
-        box.store.indexer.drain()
-        times, out = timed(lambda q: box.search_memory(q), queries, passes * 3)
-    naive = base.NaiveStore(db)
-    n_times, n_out = timed(lambda q: search_literal(naive, q, None), queries, passes * 3)  # type: ignore[arg-type]
-    op = _op("search_memory(query) on 120 x 60 000 characters, ms", times, {"naive": n_times})
-    op["same_as_naive"] = sum(a == b for a, b in zip(out, n_out, strict=True))
-    op["consistent_with_complete"] = sum(
-        all(consistent(o, complete_answer(naive, q, None)))
-        for q, o in zip(queries, out, strict=True)
-    )
-    return {"dataset": "stress-120x60k", "operations": {"search_memory_global": op}}
-
-
 # -- report --------------------------------------------------------------------------------
 
 
 def merge(previous: dict[str, Any], datasets: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Datasets of ``previous`` not rerun now, then the new ones, ordered by size."""
-    fresh = {d["dataset"] for d in datasets}
-    kept = [d for d in previous.get("datasets", []) if d["dataset"] not in fresh]
-    return sorted([*kept, *datasets], key=lambda d: d.get("size", 0))
+    """Datasets of ``previous`` not rerun now, then the new ones, ordered by size. A dataset
+    measured in part (``--search-memory-only``: no ``ingest``) updates the earlier one of its
+    size: its operations one by one, its other fields whole."""
+    fresh = {d["dataset"]: d for d in datasets}
+    out = []
+    for old in previous.get("datasets", []):
+        new = fresh.get(old["dataset"])
+        if new is None:
+            out.append(old)
+        elif "ingest" not in new and "operations" in old:
+            fresh[old["dataset"]] = {
+                **old,
+                **new,
+                "operations": {**old["operations"], **new["operations"]},
+            }
+    return sorted([*out, *fresh.values()], key=lambda d: d.get("size", 0))
 
 
 def plot(report: dict[str, Any], out: Path) -> None:
@@ -545,10 +445,17 @@ def plot(report: dict[str, Any], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sets = [d for d in report["datasets"] if "size" in d]
+    sets = [d for d in report["datasets"] if "size" in d and d.get("plot", True)]
     if not sets:
         return
-    names = ["search_memory_global", "search_memory_thread", "keyword_search", "hybrid_search"]
+    names = [
+        "search_memory_global",
+        "search_memory_thread",
+        "keyword_search",
+        "keyword_search_thread",
+        "hybrid_search",
+        "hybrid_search_thread",
+    ]
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4), sharey=True)
     for ax, name in zip(axes, names, strict=True):
         have = [d for d in sets if name in d["operations"]]
@@ -619,9 +526,19 @@ def main() -> None:
         help="global baselines and completeness check on every N-th query only (for 1M)",
     )
     parser.add_argument(
+        "--search-memory-only",
+        action="store_true",
+        help="search_memory, its baselines and the storage only, merged into earlier figures",
+    )
+    parser.add_argument(
         "--index-only",
         action="store_true",
         help="no baselines or full-history scans; plants checked against the generator",
+    )
+    parser.add_argument(
+        "--ranked-only",
+        action="store_true",
+        help="keyword and hybrid search with their baselines (bm25s, numpy KNN) only",
     )
     parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--probe-queries", type=Path, help=argparse.SUPPRESS)
@@ -633,13 +550,25 @@ def main() -> None:
     sizes = [CI_SIZE] if args.ci else [int(s) for s in args.sizes.split(",") if s]
     workdir = args.workdir or Path(tempfile.gettempdir()) / "recallbox-scale"
     passes = 1 if args.ci else args.passes
-    datasets = [] if args.index_only else [run_stress(workdir, passes)]
+    partial = args.index_only or args.ranked_only
+    datasets = [] if partial else [literal.run_stress(workdir, passes)]
     for size in sizes:
-        if args.index_only:
+        if partial:
             db = scale_build.db_path(workdir, size)
-            datasets.append(index_only(db, scale_build.load_meta(db), passes=passes))
+            datasets.append(
+                index_only(
+                    db,
+                    scale_build.load_meta(db),
+                    passes=passes,
+                    literal=not args.ranked_only,
+                    bm25=args.ranked_only and not args.no_bm25s,
+                    vectors=args.ranked_only and not args.no_vectors,
+                )
+            )
             continue
-        db, meta = scale_build.ensure(workdir, size, vectors=not args.no_vectors)
+        db, meta = scale_build.ensure(
+            workdir, size, vectors=not (args.no_vectors or args.search_memory_only)
+        )
         datasets.append(
             run_dataset(
                 db,
@@ -648,6 +577,7 @@ def main() -> None:
                 bm25=not args.no_bm25s,
                 vectors=not args.no_vectors,
                 naive_every=max(1, args.naive_every),
+                keyword=not args.search_memory_only,
             )
         )
     previous = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}

@@ -9,7 +9,12 @@ ids is the same. Then:
   messages in the same order up to groups of equal score (ids break ties and are random), with
   scores equal to 1e-9 relative: FTS5's ``bm25()`` against the PostgreSQL statistics; and
   ``keyword_scope`` of each thread reports the same statistics;
-* **literal search** — ``search_memory`` renders the same text, with and without a channel.
+* **literal search** — ``search_memory`` renders the same text, with and without a channel,
+  but for the value of an "At least N more hits" notice: a lower bound each backend takes from
+  its own literal index once the count budget is spent (SQLite's from the first rows of its
+  word or trigram candidates, or the threads near its walk; PostgreSQL's from every row of its
+  probe). There both numbers must be true lower bounds — at most the exact count, which the
+  same search gives with an unlimited count budget — and the rest of the text is the same.
 
 The ids are random in production; here both stores draw them from the same counter, so the
 id tie-break orders equal scores alike and the texts are compared whole (ids included) — a
@@ -178,6 +183,23 @@ def test_thread_statistics_are_the_same_on_both_backends(
 
 
 _ID = re.compile(r"m_[0-9a-f]{16}")
+#: The lower-bound notice of a count stopped by its budget (``domains/threads.py``).
+_AT_LEAST = re.compile(r"At least (\d+) more hits not shown")
+_EXACT = re.compile(r"(\d+)\+? more hits not shown")
+
+
+def _exact_count(box: recallbox.Box, query: str, channel: str | None) -> int:
+    """The count of hits not shown when every candidate is read (no budget, no stop at a
+    costly stretch)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("recallbox.domains.threads.LITERAL_COUNT_BUDGET", 10**9)
+        patch.setattr("recallbox.domains.threads.LITERAL_COUNT_ROW_CHARS", 10**9)
+        # SQLite's walk also stops the count where its next candidates lie far apart.
+        patch.setattr("recallbox.storage.sqlite.literal_plan.HOLDER_WALK_THREADS", 10**9)
+        text = box.search_memory(query, channel)
+    found = _EXACT.search(text)
+    assert found is not None and not _AT_LEAST.search(text), (query, channel)
+    return int(found.group(1))
 
 
 def test_search_memory_says_the_same_on_both_backends(
@@ -196,8 +218,19 @@ def test_search_memory_says_the_same_on_both_backends(
         "search_memory deploy",
         "zzz-nothing",
     ]
+    bounded = 0
     for query in asked:
         for channel in (None, "t1", "t3"):
             expected = lite.search_memory(query, channel)
-            assert pg.search_memory(query, channel) == expected, (query, channel)
+            got = pg.search_memory(query, channel)
+            assert _AT_LEAST.sub("At least N more hits not shown", got) == _AT_LEAST.sub(
+                "At least N more hits not shown", expected
+            ), (query, channel)
             assert _ID.search(expected) or "No matches" in expected
+            bounds = [int(n) for text in (expected, got) for n in _AT_LEAST.findall(text)]
+            if bounds:
+                exact = _exact_count(lite, query, channel)
+                assert exact == _exact_count(pg, query, channel), (query, channel)
+                assert max(bounds) <= exact, (query, channel, bounds, exact)
+                bounded += 1
+    assert bounded > 5  # the budget ran out often enough for the bounds to be tested

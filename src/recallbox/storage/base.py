@@ -42,6 +42,7 @@ from recallbox.storage.queries import (
     LexicalQuery,
     LiteralQuery,
     Phrase,
+    RankWindow,
     SearchFilter,
 )
 from recallbox.storage.recall_protocols import HitLog, ToolOutputStore
@@ -215,7 +216,9 @@ class LiteralSearch(Protocol):
         (``recent`` adds the newest ``recent`` visible messages in scope: the bounded scan for
         terms no index holds). **Every** such message, in thread-search order, while the caller
         reads: no candidate cap (``limit`` stops it; ``truncated`` then says more were left);
-        ``holders(n)``: messages surely holding the term. Every statement applies the rule."""
+        ``holders(n)``: messages surely holding the term; ``costly()``: the next candidate
+        would cost a large read (a caller only counting may stop). Every statement applies
+        the rule."""
 
 
 @runtime_checkable
@@ -223,10 +226,12 @@ class KeywordIndex(Protocol):
     """Ranked keyword search over any corpus (DESIGN §4.1)."""
 
     def keyword_ranked(
-        self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int
-    ) -> list[tuple[str, float]]:
+        self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int,
+        window: RankWindow | None = None,
+    ) -> list[tuple[str, float]]:  # fmt: skip
         """``(public id, s)``, ``s`` the BM25 score over the whole corpus (higher is better),
-        of the visible rows matching ``query``; best first, ties by id, at most ``limit``."""
+        of the visible rows matching ``query`` (only ``window``'s candidates: ``RankWindow``);
+        best first, ties by id, at most ``limit``."""
 
     def keyword_scope(
         self, corpus: str, query: LexicalQuery, *, where: SearchFilter
@@ -473,6 +478,7 @@ __all__ = [
     "NewToolOutput",
     "Phrase",
     "PolicyStore",
+    "RankWindow",
     "ReadableMessage",
     "RowFrequencies",
     "SearchFilter",

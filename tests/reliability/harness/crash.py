@@ -18,7 +18,7 @@ from pathlib import Path
 from reliability.harness.ack import read_acks
 from reliability.harness.invariants import WRITTEN_ACKS, check_store, distinct_acks
 from reliability.harness.jobs import JOB_KINDS, JobEnv
-from reliability.harness.procs import spawn
+from reliability.harness.procs import Zygote, spawn
 
 LOOP_WINDOW_S = {"python": 1.0, "cli": 3.0}
 """Kill window of a looping job, measured from its ``ready`` line."""
@@ -42,9 +42,9 @@ class CrashResult:
 
 
 def _run_to_end(
-    kind: str, env: JobEnv, acks: Path, writer: str, params: dict
+    kind: str, env: JobEnv, acks: Path, writer: str, params: dict, zygote: Zygote
 ) -> tuple[int, float, str]:
-    child = spawn(kind, env.db, env.work, writer=writer, params=params, acks=acks)
+    child = spawn(kind, env.db, env.work, writer=writer, params=params, acks=acks, zygote=zygote)
     child.wait_ready()
     started = time.monotonic()
     code = child.wait()
@@ -55,7 +55,16 @@ def crash_series(
     kind: str, root: Path, kills: int, *, seed: int = 0, db: Path | str | None = None
 ) -> CrashResult:
     """Kill ``kind`` ``kills`` times (see the module docstring) on ``db`` (a file
-    ``root/<kind>/crash.db`` by default, or a PostgreSQL URL)."""
+    ``root/<kind>/crash.db`` by default, or a PostgreSQL URL); every run is a child forked
+    from one zygote (:class:`~reliability.harness.procs.Zygote`): the interpreter's start and
+    the imports are paid once per series, not once per run."""
+    with Zygote([kind]) as zygote:
+        return _series(kind, root, kills, seed, zygote, db)
+
+
+def _series(
+    kind: str, root: Path, kills: int, seed: int, zygote: Zygote, db: Path | str | None
+) -> CrashResult:
     job = JOB_KINDS[kind]
     work = root / kind
     (work / "home").mkdir(parents=True, exist_ok=True)
@@ -69,7 +78,7 @@ def crash_series(
         result.window_s = LOOP_WINDOW_S[job.interface]
     else:
         job.before_run(env)
-        code, duration, err = _run_to_end(kind, env, acks, "calibrate", {})
+        code, duration, err = _run_to_end(kind, env, acks, "calibrate", {}, zygote)
         if code != 0:
             result.problems.append(f"the calibration run exited {code}: {err[-1000:]}")
             return result
@@ -79,7 +88,7 @@ def crash_series(
         attempt += 1
         env.runs += 1
         job.before_run(env)
-        child = spawn(kind, env.db, work, writer=f"{job.tag}{attempt}", acks=acks)
+        child = spawn(kind, env.db, work, writer=f"{job.tag}{attempt}", acks=acks, zygote=zygote)
         child.wait_ready()
         time.sleep(rng.uniform(0, result.window_s))
         alive = child.proc.poll() is None
@@ -100,7 +109,7 @@ def crash_series(
             break
     env.runs += 1
     job.before_run(env)
-    code, _, err = _run_to_end(kind, env, acks, "complete", job.complete_params)
+    code, _, err = _run_to_end(kind, env, acks, "complete", job.complete_params, zygote)
     if code != 0:
         result.problems.append(f"the completing run exited {code}: {err[-1000:]}")
     else:

@@ -96,6 +96,35 @@ class EpisodeMixin:
             row = conn.execute(sql, narrow.params).fetchone()
         return None if row is None or row[0] is None else utc(row[0])
 
+    def search_heads(
+        self, ids: Sequence[str], *, lead: int, where: SearchFilter
+    ) -> dict[str, SearchRow]:
+        if not ids:
+            return {}
+        narrow = MESSAGES.narrow(where)
+        sql = (
+            "SELECT m.uid, t.channel, m.role, left(m.content, %s), m.content_hash, m.created_at, "
+            f"g.uid, m.seq FROM {MESSAGES.keys_from} "
+            f"JOIN generations g ON g.id = m.generation_id WHERE {MESSAGES.rule}{narrow.sql}"
+        )
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(
+                sql, (max(0, int(lead)), *MESSAGES.keys(ids), *narrow.params)
+            ).fetchall()
+        return {
+            str(r[0]): SearchRow(
+                id=str(r[0]),
+                channel=str(r[1]),
+                role=str(r[2]),
+                content=str(r[3]),
+                content_hash=str(r[4]),
+                created_at=utc(r[5]),
+                generation=str(r[6]),
+                seq=int(r[7]),
+            )
+            for r in rows
+        }
+
     def adjacent_rows(
         self, ids: Sequence[str], radius: int, *, where: SearchFilter
     ) -> dict[str, tuple[SearchRow, ...]]:

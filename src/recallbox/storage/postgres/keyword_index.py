@@ -28,8 +28,13 @@ from recallbox.storage.postgres.connection import Connection, PgPool
 from recallbox.storage.postgres.corpora import Corpus, corpus_of
 from recallbox.storage.postgres.keyword import phrase_terms, tsquery_literal
 from recallbox.storage.postgres.keyword_sql import query_elements
+from recallbox.storage.postgres.keyword_window import (
+    overflow_holders,
+    phrase_rows,
+    window_condition,
+)
 from recallbox.storage.postgres.visibility import Clause, thread_gate, without_channel
-from recallbox.storage.queries import LexicalQuery, SearchFilter
+from recallbox.storage.queries import LexicalQuery, RankWindow, SearchFilter
 from recallbox.storage.values import KeywordScope, RowFrequencies
 
 _MARK = re.compile(r"%s")
@@ -89,12 +94,29 @@ def corpus_idfs(
     term_df = dict(conn.execute(c.keyword.df_sql(scoped), params).fetchall())
     phrase_df: dict[int, int] = {}
     if compiled.multi:
-        phrase_df = dict(conn.execute(c.keyword.phrase_df_sql(scoped), params).fetchall())
+        phrase_df = phrase_dfs(conn, c, compiled, scope)
     idf = []
     for number, terms in enumerate(compiled.phrases, start=1):
         df = term_df.get(terms[0], 0) if len(terms) == 1 else phrase_df.get(number, 0)
         idf.append(bm25_idf(n_rows, int(df)) if terms else 0.0)
     return idf
+
+
+def phrase_dfs(
+    conn: Connection, c: Corpus, compiled: Compiled, scope: int | None = None
+) -> dict[int, int]:
+    """Phrase number -> rows (of one scope, or all) holding each phrase of several terms, as
+    FTS5 counts them: the ``tsvector`` rows by ``fts @@ phrase`` (the GIN index, each row's
+    vector checked once), the overflow rows by their positions."""
+    scope_sql = f" AND {c.alias}.{c.keyword.scope_column} = %(scope)s" if scope is not None else ""
+    params = {**compiled.params, "scope": scope}
+    overflow = overflow_holders(conn, c, params, len(compiled.phrases), scope_sql)
+    out: dict[int, int] = {}
+    for number, terms in enumerate(compiled.phrases, start=1):
+        if len(terms) > 1:
+            held = sum(1 for f in overflow.values() if f[number - 1] > 0)
+            out[number] = held + phrase_rows(conn, c, terms, scope_sql=scope_sql, params=params)
+    return out
 
 
 def row_frequencies(
@@ -154,7 +176,13 @@ class KeywordMixin:
     pool: PgPool
 
     def keyword_ranked(
-        self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int
+        self,
+        corpus: str,
+        query: LexicalQuery,
+        *,
+        where: SearchFilter,
+        limit: int,
+        window: RankWindow | None = None,
     ) -> list[tuple[str, float]]:
         c = corpus_of(corpus)
         narrow = c.narrow(where)
@@ -162,28 +190,40 @@ class KeywordMixin:
         if compiled is None:
             return []
         narrow_sql, narrow_params = named(narrow, "w")
-        sql = c.keyword.ranked_sql(
-            joins=c.joins,
-            where=f"{c.rule}{narrow_sql}",
-            key=c.public_id,
-            multi=compiled.multi,
-            alias=c.alias,
-        )
         with self.pool.snapshot() as conn:
             n_rows, n_tokens = totals(conn, c, None)
             if not n_rows:
                 return []
-            idf = corpus_idfs(conn, c, compiled, n_rows)
             params = {
                 **compiled.params,
                 **narrow_params,
-                "idf": idf,
+                "idf": corpus_idfs(conn, c, compiled, n_rows),
                 "avgdl": n_tokens / n_rows,
                 "k1": BM25_K1,
                 "b": BM25_B,
                 "limit": limit,
             }
-            rows = conn.execute(sql, params).fetchall()
+            size = window.matches if window is not None else 0
+            while True:
+                bounds = None
+                if window is not None:
+                    bounds = window_condition(
+                        conn, c, compiled.phrases, params, size=size, rare_rows=window.rare_rows
+                    )
+                condition, extra = bounds if bounds is not None else ("true", {})
+                sql = c.keyword.ranked_sql(
+                    joins=c.joins,
+                    where=f"{c.rule}{narrow_sql} AND {condition}",
+                    key=c.public_id,
+                    multi=compiled.multi,
+                    alias=c.alias,
+                )
+                rows = conn.execute(sql, {**params, **extra}).fetchall()
+                if bounds is None or len(rows) >= limit or window is None:
+                    break
+                # Trigger: hidden or filtered rows fill the window. Why: a search must not
+                # return fewer hits than the matches it may see. Outcome: a wider window.
+                size *= window.growth
         return [(str(key), float(score)) for key, score in rows]
 
     def keyword_scope(

@@ -383,6 +383,39 @@ _M010_MIRRORS = [
 ]
 _M012_VERSION = ["ALTER TABLE embedding_spaces ADD COLUMN version bigint NOT NULL DEFAULT 0"]
 
+
+def _vector_count_trigger(op: str, sign: str, rows: str) -> list[str]:
+    """A statement trigger keeping ``embedding_spaces.vectors`` as ``embeddings`` changes (one
+    ``UPDATE`` per space a statement touched, from its transition table)."""
+    name = f"embeddings_count_{op.lower()}"
+    transitions = {
+        "INSERT": "REFERENCING NEW TABLE AS new_rows",
+        "DELETE": "REFERENCING OLD TABLE AS old_rows",
+    }
+    return [
+        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        f"UPDATE embedding_spaces s SET vectors = s.vectors {sign} d.n FROM (SELECT space_id, "
+        f"count(*) AS n FROM {rows} GROUP BY space_id) d WHERE s.id = d.space_id; "
+        "RETURN NULL; END $$",
+        f"CREATE TRIGGER {name} AFTER {op} ON embeddings {transitions[op]} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()",
+    ]
+
+
+# Migration 13: the generation index covers created_at and content_hash (what a search's
+# ranking reads of each candidate), and each space keeps its count of vectors (``vectors``,
+# kept by statement triggers; a row's space never changes, every write names it).
+_M013 = [
+    "DROP INDEX IF EXISTS messages_by_generation",
+    "CREATE INDEX messages_by_generation ON messages (generation_id, seq) "
+    "INCLUDE (created_at, content_hash)",
+    "ALTER TABLE embedding_spaces ADD COLUMN vectors bigint NOT NULL DEFAULT 0",
+    "UPDATE embedding_spaces s SET vectors = "
+    "(SELECT count(*) FROM embeddings e WHERE e.space_id = s.id)",
+    *_vector_count_trigger("INSERT", "+", "new_rows"),
+    *_vector_count_trigger("DELETE", "-", "old_rows"),
+]
+
 #: ``(version, name, statements)``; the names are SQLite's, word for word (a test checks).
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "core threads, generations, messages and their FTS5 indexes", _M001_CORE),
@@ -399,5 +432,9 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     # Session-keyed threads came before the first PostgreSQL store: none has stem-named ones.
     (11, "transcript threads keyed by session id", []),
     (12, "a version of each embedding space's vectors", _M012_VERSION),
+    (13, "generation index with created_at, content_hash; vector counts", _M013),
+    # SQLite's word index answers literal terms its trigram index reads slowly; here the
+    # literal index is pg_trgm's GIN (literal.py): nothing to build.
+    (14, "word index of thread search (word and boundary positions)", []),
 ]
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -182,7 +182,9 @@ def put_embeddings(
         )
     bump_version(conn, space.id)
     if space.dim <= HNSW_MAX_DIM and not has_hnsw(conn, space.id):
-        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        row = conn.execute(  # kept by triggers (migration 13), never counted
+            "SELECT vectors FROM embedding_spaces WHERE id = %s", (space.id,)
+        ).fetchone()
         if row and int(row[0]) >= HNSW_MIN_VECTORS:
             create_hnsw(conn, space.id)
     return len(found)
