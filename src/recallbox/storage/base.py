@@ -98,12 +98,10 @@ class StoreLifecycle(Protocol):
 
     def read_snapshot(self, deadline: Deadline | None = None) -> AbstractContextManager[None]:
         """Run the reads of the calling thread inside on one consistent snapshot (nested calls
-        and a surrounding write transaction join).
-
-        With ``deadline``, a statement still running when it expires (or is cancelled, from
-        any thread) is stopped, and it and every later read inside raise
-        :class:`~recallbox.errors.TimedOut`; a nested snapshot's deadline adds to the outer's.
-        """
+        and a surrounding write transaction join). With ``deadline``, a statement still running
+        when it expires (or is cancelled, from any thread) is stopped, and it and every later
+        read inside raise :class:`~recallbox.errors.TimedOut`; a nested deadline adds to the
+        outer's."""
 
 
 @runtime_checkable
