@@ -15,7 +15,8 @@ both, in one run:
 * **keyword** — ``box.search(q, allow_embed=False)``;
 * **hybrid** — ``box.search(q)`` with the ``hash`` embedder (keyword and vector legs).
 
-Each query runs once to warm up, then ``--repeats`` times; the JSON holds each backend's p50
+Each query runs once on each backend to warm up, then ``--repeats`` times, the backends
+taking turns call by call (a change of load weighs on both alike); the JSON holds each backend's p50
 and p95 per metric and the PostgreSQL/SQLite ratio, plus the commit, the load average and the
 parameters (``benchmarks/results/backends.json``). The PostgreSQL server runs with
 ``synchronous_commit = off`` (SQLite's WAL with ``synchronous = NORMAL`` does not sync a
@@ -172,26 +173,48 @@ def embed(location: str, server_cpu: Callable[[], float]) -> dict[str, Any]:
     }
 
 
-def time_queries(location: str, queries: list[str], channel: str, repeats: int) -> dict[str, Any]:
-    timings: dict[str, list[float]] = {"search_memory": [], "search_memory_channel": [],
-                                       "keyword": [], "hybrid": []}  # fmt: skip
-    with recallbox.open(location, embedder="hash", hit_log=False) as box:
-        calls: dict[str, Callable[[str], Any]] = {
-            "search_memory": lambda q: box.search_memory(q),
-            "search_memory_channel": lambda q: box.search_memory(q, channel),
-            "keyword": lambda q: box.search(q, allow_embed=False),
-            "hybrid": lambda q: box.search(q),
-        }
+def time_queries(
+    locations: dict[str, str], queries: list[str], channel: str, repeats: int
+) -> dict[str, dict[str, Any]]:
+    """Each backend's p50/p95 per call. The backends take turns call by call (each warmed
+    once, then ``repeats`` alternating runs), so a change of the machine's load between them
+    — other work on a shared machine — weighs on both alike and the ratios stay same-run."""
+    names = ("search_memory", "search_memory_channel", "keyword", "hybrid")
+    timings = {backend: {name: [] for name in names} for backend in locations}
+    boxes = {
+        backend: recallbox.open(location, embedder="hash", hit_log=False)
+        for backend, location in locations.items()
+    }
+    try:
         for i, query in enumerate(queries):
-            for name, call in calls.items():
+            for name in names:
                 if name == "search_memory_channel" and i % CHANNEL_QUERIES_EVERY:
                     continue
-                call(query)  # warm
+                calls = {backend: _call(box, name, channel) for backend, box in boxes.items()}
+                for call in calls.values():
+                    call(query)  # warm
                 for _ in range(repeats):
-                    at = time.perf_counter()
-                    call(query)
-                    timings[name].append(time.perf_counter() - at)
-    return {name: summary(values) for name, values in timings.items()}
+                    for backend, call in calls.items():
+                        at = time.perf_counter()
+                        call(query)
+                        timings[backend][name].append(time.perf_counter() - at)
+    finally:
+        for box in boxes.values():
+            box.close()
+    return {
+        backend: {name: summary(values) for name, values in by_name.items()}
+        for backend, by_name in timings.items()
+    }
+
+
+def _call(box: recallbox.Box, name: str, channel: str) -> Callable[[str], Any]:
+    calls: dict[str, Callable[[str], Any]] = {
+        "search_memory": lambda q: box.search_memory(q),
+        "search_memory_channel": lambda q: box.search_memory(q, channel),
+        "keyword": lambda q: box.search(q, allow_embed=False),
+        "hybrid": lambda q: box.search(q),
+    }
+    return calls[name]
 
 
 def main() -> None:
@@ -235,9 +258,10 @@ def main() -> None:
         queries = [q.text for q in data.query_mix(args.messages, identifiers)]
         channel = data.channel_name(1)
         result["queries"] = {"count": len(queries), "channel": channel}
-        for backend, location in (("sqlite", str(lite)), ("postgresql", pg)):
-            print(f"queries ({backend}) …", flush=True)
-            result["queries"][backend] = time_queries(location, queries, channel, args.repeats)
+        print("queries (both backends in turn) …", flush=True)
+        locations = {"sqlite": str(lite), "postgresql": pg}
+        timed = time_queries(locations, queries, channel, args.repeats)
+        result["queries"].update(timed)
         result["ratios"] = ratios(result)
         result["load_average_end"] = os.getloadavg()
     finally:
