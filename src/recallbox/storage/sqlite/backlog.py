@@ -1,9 +1,9 @@
 """The background indexer: moves queued messages into the literal index, behind the writes.
 
 Writes only queue rows (``literal_index.py``); one daemon thread per store drains the queue in
-transactions of :data:`~recallbox.storage.sqlite.literal_index.INDEX_BATCH_ROWS` rows, so the
-write lock is never held long and a writer waits at most one batch. The thread starts when a
-write queues rows (:meth:`BacklogIndexer.wake`) or when the store opens on a file that still
+transactions of about :data:`~recallbox.storage.sqlite.literal_index.INDEX_BATCH_BYTES` of
+text, so the write lock is never held long and a writer waits at most one batch. The thread
+starts when a write queues rows (:meth:`BacklogIndexer.wake`) or when the store opens on a file that still
 has a backlog, and ends once the backlog is empty. :meth:`BacklogIndexer.drain` indexes
 everything on the calling thread (benchmarks, tests, a command that is about to exit);
 :meth:`BacklogIndexer.stop` ends the thread after its current batch (``close()``): what is left
