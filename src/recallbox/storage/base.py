@@ -339,12 +339,16 @@ class ImportLedger(Protocol):
         """Forget a file's branch forest (before it is read again from the start)."""
 
     def resolve_branches(
-        self, file_id: int, root: str, side: bool, *, full: bool = False
+        self, file_id: int, root: str, side: bool, *, full: bool = False, since_line: int = 0
     ) -> list[tuple[str, bool]]:
         """Recompute which nodes of one tree are superseded (the live line runs to the tree's
         last conversational record) and return ``(message id, superseded)`` for every message
         whose status must change (with ``full``: of every node of the tree). Messages the file
-        only mirrors are never returned (their own file decides)."""
+        only mirrors are never returned (their own file decides).
+
+        ``since_line`` > 0 says the nodes before that line were resolved already (a batch of a
+        long file added the rest): a backend may then walk only what they can change (the
+        answer is the same as a walk of the whole tree; ``0`` walks it all)."""
 
     def next_live_message(self, message_id: str) -> str:
         """The first live message after ``message_id`` in its thread (else the last live one

@@ -6,7 +6,7 @@ from typing import Any
 
 import recallbox
 from recallbox.storage.base import ImportFile, ImportNode
-from recallbox.storage.sqlite.imports import _RESOLVE_SQL
+from recallbox.storage.sqlite.branches import RESOLVE_SQL, SUBTREE_SQL
 
 
 def chain(store: Any, file_id: int, length: int) -> None:
@@ -39,8 +39,17 @@ def test_the_resolve_query_walks_children_by_index(box: recallbox.Box):
     plan = " | ".join(
         str(row[3])
         for row in conn.execute(
-            "EXPLAIN QUERY PLAN " + _RESOLVE_SQL, {"file": 1, "side": 0, "root": "r", "full": 0}
+            "EXPLAIN QUERY PLAN " + RESOLVE_SQL, {"file": 1, "side": 0, "root": "r", "full": 0}
         )
     )
     assert "SEARCH c USING INDEX import_nodes_children (file_id=? AND side=? AND parent=?)" in plan
     assert "MATERIALIZE line" in plan
+
+
+def test_the_subtree_query_walks_children_by_index(box: recallbox.Box):
+    conn = box.store.pool.connection()
+    params = {"file": 1, "side": 0, "root": "r", "line": "[]", "start": "s"}
+    plan = " | ".join(
+        str(row[3]) for row in conn.execute("EXPLAIN QUERY PLAN " + SUBTREE_SQL, params)
+    )
+    assert "SEARCH c USING INDEX import_nodes_children (file_id=? AND side=? AND parent=?)" in plan
