@@ -28,7 +28,6 @@ sys.path[:0] = [str(HERE.parent / "src"), str(HERE)]
 
 import apsw  # noqa: E402
 import scale_data as data  # noqa: E402
-from scale import commit  # noqa: E402
 
 import recallbox  # noqa: E402
 
@@ -111,6 +110,8 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=1_000)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    from scale import commit  # not at the top: scale.py imports this module
+
     entry = measure(args.db, args.messages, args.single)
     entry["commit"] = commit()
     entry["created_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

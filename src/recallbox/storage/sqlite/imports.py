@@ -238,8 +238,10 @@ class ImportLedgerMixin:
                     (sup, file_id, uuid),
                 )
                 rows = conn.execute(
+                    # INDEXED BY: the planner otherwise reads every record of the file through
+                    # the primary key, once per changed node (quadratic over a long session)
                     "SELECT r.message_uid, m.superseded_by IS NOT NULL FROM import_records r "
-                    "JOIN messages m ON m.uid = r.message_uid "
+                    "INDEXED BY import_records_by_node JOIN messages m ON m.uid = r.message_uid "
                     "WHERE r.file_id = ? AND r.node = ? AND r.mirror = 0",
                     (file_id, uuid),
                 ).fetchall()
