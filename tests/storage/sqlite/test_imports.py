@@ -53,6 +53,8 @@ def test_the_subtree_query_walks_children_by_index(box: recallbox.Box):
         str(row[3]) for row in conn.execute("EXPLAIN QUERY PLAN " + SUBTREE_SQL, params)
     )
     assert "SEARCH c USING INDEX import_nodes_children (file_id=? AND side=? AND parent=?)" in plan
+    # the walk drives the join: a node is read by its key, never the file's nodes scanned
+    assert "SEARCH n USING PRIMARY KEY (file_id=? AND uuid=?)" in plan
 
 
 def test_the_batch_reads_of_a_long_file_use_their_indexes(box: recallbox.Box):

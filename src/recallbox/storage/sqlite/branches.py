@@ -58,12 +58,14 @@ walk(uuid, sup) AS (
       ON c.file_id = :file AND c.side = :side AND c.parent = w.uuid
     WHERE c.root = :root AND c.uuid != :root
 )
-SELECT w.uuid, max(w.sup) FROM walk w JOIN import_nodes n ON n.file_id = :file AND n.uuid = w.uuid
+SELECT w.uuid, max(w.sup) FROM walk w CROSS JOIN import_nodes n
+ON n.file_id = :file AND n.uuid = w.uuid
 GROUP BY w.uuid HAVING :full OR max(w.sup) != max(n.superseded)
 """
 
 # The subtree of :start (live: on both lines) with the new line below it given as a JSON
-# array: (uuid, status, stored status) of each of its nodes.
+# array: (uuid, status, stored status) of each of its nodes. CROSS JOIN keeps the walk the
+# outer loop: otherwise the planner reads every node of the file and probes the walk.
 SUBTREE_SQL = """
 WITH RECURSIVE
 line(uuid) AS MATERIALIZED (SELECT value FROM json_each(:line)),
@@ -77,7 +79,7 @@ walk(uuid, sup) AS (
     WHERE c.root = :root AND c.uuid != :root
 )
 SELECT w.uuid, max(w.sup), max(n.superseded) FROM walk w
-JOIN import_nodes n ON n.file_id = :file AND n.uuid = w.uuid GROUP BY w.uuid
+CROSS JOIN import_nodes n ON n.file_id = :file AND n.uuid = w.uuid GROUP BY w.uuid
 """
 
 _LEAF_SQL = (
