@@ -164,7 +164,9 @@ def build(db: Path, size: int) -> dict[str, Any]:
             "compact": {
                 "calls": counts["compact"],
                 "seconds": round(seconds["compact"], 2),
+                "cpu_seconds": round(cpu["compact"], 2),
                 "per_s": _rate(counts["compact"], seconds["compact"]),
+                "per_cpu_s": _rate(counts["compact"], cpu["compact"]),
             },
             "literal_index": {
                 "backlog_when_writes_ended": backlog,
