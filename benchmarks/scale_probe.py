@@ -15,7 +15,9 @@ benchmark's baselines. It reports, as one JSON line:
 * ``rss_before_open_mib`` / ``peak_rss_mib`` — resident memory after the imports, and the peak
   while opening and answering every query with ``search_memory`` and keyword ``search``;
   ``peak_over_open_mib`` is what opening and searching added. The peak is reset after the
-  imports (``/proc/self/clear_refs``), so it measures the store, not the interpreter.
+  imports (``/proc/self/clear_refs``), so it measures the store, not the interpreter;
+  ``peak_raised_most_by`` names the calls that raised the peak most (what to look at when it
+  grows with the history).
 
 A history-size-independent search keeps ``peak_over_open_mib`` flat from 10k to 1M messages.
 """
@@ -34,6 +36,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 KIB_PER_MIB = 1024
+PEAK_RAISERS_SHOWN = 5
 
 
 def _status_kib(field: str) -> int:
@@ -67,11 +70,16 @@ def probe(db: Path, queries: list[str]) -> dict[str, Any]:
     box.search_memory(queries[0])
     first, first_cpu = time.perf_counter(), time.process_time()
     rss_opened = _status_kib("VmRSS")
+    raised: list[tuple[int, str, str]] = []  # (peak raised by, KiB; operation; query)
     for query in queries:
-        box.search_memory(query)
-        box.search(query, allow_embed=False)
+        for operation, run in (("search_memory", box.search_memory),
+                               ("search", lambda q: box.search(q, allow_embed=False))):  # fmt: skip
+            before = _peak_kib()
+            run(query)
+            raised.append((_peak_kib() - before, operation, query))
     box.close()
     peak = _peak_kib()
+    raised.sort(reverse=True)
     return {
         "import_ms": round((imported - started) * 1000, 1),
         "open_ms": round((opened - opened_at) * 1000, 1),
@@ -85,6 +93,11 @@ def probe(db: Path, queries: list[str]) -> dict[str, Any]:
         "peak_rss_mib": round(peak / KIB_PER_MIB, 1),
         "peak_over_open_mib": round((peak - rss_before) / KIB_PER_MIB, 1),
         "queries": len(queries),
+        "peak_raised_most_by": [
+            {"operation": op, "query": query[:60], "mib": round(kib / KIB_PER_MIB, 1)}
+            for kib, op, query in raised[:PEAK_RAISERS_SHOWN]
+            if kib > 0
+        ],
     }
 
 
