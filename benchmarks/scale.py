@@ -437,8 +437,14 @@ def run_stress(workdir: Path, passes: int) -> dict[str, Any]:
 
 def merge(previous: dict[str, Any], datasets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Datasets of ``previous`` not rerun now, then the new ones, ordered by size."""
+    old = {d["dataset"]: d for d in previous.get("datasets", [])}
+    for entry in datasets:
+        if entry.pop("store_only", False) and entry["dataset"] in old:
+            # a --no-search run: the store's parts replace theirs, the searches are kept
+            entry.update({k: v for k, v in old[entry["dataset"]].items() if k not in entry})
+            entry["operations"] = old[entry["dataset"]].get("operations", {})
     fresh = {d["dataset"] for d in datasets}
-    kept = [d for d in previous.get("datasets", []) if d["dataset"] not in fresh]
+    kept = [d for d in old.values() if d["dataset"] not in fresh]
     return sorted([*kept, *datasets], key=lambda d: d.get("size", 0))
 
 
@@ -480,7 +486,7 @@ def main() -> None:
         else:
             db, meta = scale_build.ensure(workdir, size, vectors=not args.no_vectors)
             if args.no_search:
-                datasets.append(scale_store.store_parts(db, meta))
+                datasets.append({**scale_store.store_parts(db, meta), "store_only": True})
             else:
                 datasets.append(
                     run_dataset(

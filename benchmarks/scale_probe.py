@@ -54,8 +54,12 @@ def _peak_kib() -> int:
     return _status_kib("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def probe(db: Path, queries: list[str]) -> dict[str, Any]:
-    """Import recallbox, open ``db``, answer every query; times and resident memory."""
+OPERATIONS = ("search_memory", "search")
+
+
+def probe(db: Path, queries: list[str], operations: tuple[str, ...] = OPERATIONS) -> dict[str, Any]:
+    """Import recallbox, open ``db``, answer every query with each of ``operations``
+    (``search_memory``, keyword ``search``); times and resident memory."""
     started, started_cpu = time.perf_counter(), time.process_time()
     sys.path.insert(0, str(HERE.parent / "src"))
     import recallbox
@@ -72,8 +76,10 @@ def probe(db: Path, queries: list[str]) -> dict[str, Any]:
     rss_opened = _status_kib("VmRSS")
     raised: list[tuple[int, str, str]] = []  # (peak raised by, KiB; operation; query)
     for query in queries:
-        for operation, run in (("search_memory", box.search_memory),
-                               ("search", lambda q: box.search(q, allow_embed=False))):  # fmt: skip
+        runs = {"search_memory": box.search_memory,
+                "search": lambda q: box.search(q, allow_embed=False)}  # fmt: skip
+        for operation in operations:
+            run = runs[operation]
             before = _peak_kib()
             run(query)
             raised.append((_peak_kib() - before, operation, query))
@@ -101,7 +107,9 @@ def probe(db: Path, queries: list[str]) -> dict[str, Any]:
     }
 
 
-def run_probe(db: Path, queries: list[str], *, repeats: int = 3) -> dict[str, Any]:
+def run_probe(
+    db: Path, queries: list[str], *, repeats: int = 3, operations: tuple[str, ...] = OPERATIONS
+) -> dict[str, Any]:
     """:func:`probe` in ``repeats`` fresh processes; each figure's median, and every run."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(queries, fh)
@@ -109,7 +117,7 @@ def run_probe(db: Path, queries: list[str], *, repeats: int = 3) -> dict[str, An
     try:
         for _ in range(repeats):
             out = subprocess.run(
-                [sys.executable, __file__, str(db), fh.name],
+                [sys.executable, __file__, str(db), fh.name, ",".join(operations)],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -128,7 +136,8 @@ def run_probe(db: Path, queries: list[str], *, repeats: int = 3) -> dict[str, An
 
 def main() -> None:
     db, queries = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text(encoding="utf-8"))
-    print(json.dumps(probe(db, queries)))
+    operations = tuple(sys.argv[3].split(",")) if len(sys.argv) > 3 else OPERATIONS
+    print(json.dumps(probe(db, queries, operations)))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from typing import Any
 
 import scale_data as data
 import scale_ingest_at
-from scale_probe import run_probe
+from scale_probe import OPERATIONS, run_probe
 from scale_size import storage
 
 INGEST_AT_BATCHED = 5_000
@@ -60,4 +60,13 @@ def store_parts(db: Path, meta: dict[str, Any], *, ingest_at: bool = True) -> di
         out["ingest_at"] = ingest_on_top(db)
     print(f"[{size:,}] probe: cold open and search memory", flush=True)
     out["probe"] = run_probe(db, queries)
+    # the same with one operation each: which one's memory grows with the history
+    out["probe_by_operation"] = {
+        operation: {
+            key: value
+            for key, value in run_probe(db, queries, operations=(operation,)).items()
+            if key in ("peak_over_open_mib", "peak_rss_mib")
+        }
+        for operation in OPERATIONS
+    }
     return out
