@@ -408,6 +408,7 @@ def run_dataset(
         "correctness": correctness,
         "naive_load_seconds": round(naive_load, 1),
         "probe": parts["probe"],
+        "probe_by_operation": parts["probe_by_operation"],
         "queries": [{"text": q.text, "band": q.band, "kind": q.kind} for q in mix],
     }
 
