@@ -269,7 +269,8 @@ def test_recallbox_own_source(box: recallbox.Box) -> None:
     hits = box.search("search_memory", domain="code")
     top = hits[0]
     assert (top.id, top.scope, top.source) == ("recallbox/box.py::Box.search_memory", "src", "recallbox/box.py")
-    assert top.text.startswith("def search_memory(self, query: str")
+    assert top.text.startswith("def search_memory(")
+    assert "self, query: str, channel: str | None = None" in top.text
     assert {
         "recallbox/mcp_server.py::build_server.search_memory",
         "recallbox/cli/commands/search.py::search_memory",

@@ -24,7 +24,15 @@ from mcp import Client, StdioServerParameters
 import recallbox
 from recallbox import THREAD_SEARCH_MAX_CHARS
 from recallbox.config import Settings
+from recallbox.domains.other_memory import answer_budget
+from recallbox.domains.threads import THREAD_LITERAL_MAX_CHARS
 from recallbox.mcp_server import build_server, clip
+from recallbox.text.windows import (
+    MCP_RESULT_META_RESERVE_CHARS,
+    MCP_TEXT_MAX_CHARS,
+    SEP,
+    WINDOW_CHARS,
+)
 
 #: DESIGN §8: exactly six tools, each one Box verb.
 EXPECTED_TOOLS = {"search_memory", "read_message", "recall", "recall_context", "remember", "expand"}
@@ -82,9 +90,12 @@ RUNBOOK = (
 
 
 def payload_chars(result: Any) -> int:
+    """The whole CallToolResult: its text, any structured copy and the SDK's ``_meta`` stamp."""
     total = sum(len(getattr(block, "text", "") or "") for block in result.content)
     if result.structured_content is not None:
         total += len(json.dumps(result.structured_content, ensure_ascii=False))
+    if result.meta:
+        total += len(json.dumps(result.meta, ensure_ascii=False))
     return total
 
 
@@ -482,10 +493,7 @@ def test_huge_arguments_never_make_a_result_or_log_line_over_the_cap(
         for lg, level in zip(loggers, levels, strict=True):
             lg.removeHandler(handler)
             lg.setLevel(level)
-    whole = payload_chars(result)
-    if result.meta:
-        whole += len(json.dumps(result.meta, ensure_ascii=False))
-    assert whole <= RESULT_MAX_CHARS
+    assert payload_chars(result) <= RESULT_MAX_CHARS
     assert all(len(line) <= LOG_LINE_MAX_CHARS for line in handler.lines)
 
 
@@ -715,10 +723,81 @@ def test_a_full_expand_page_stays_within_the_cap_with_the_sdk_meta(tmp_path: Pat
                 return await client.call_tool("expand", {"handle": stored.handle, "offset": 0})
 
         result = run(go)
-        whole = payload_chars(result)
-        if result.meta:
-            whole += len(json.dumps(result.meta, ensure_ascii=False))
+        assert result.meta  # the stamp this test is about
         assert "Continue with" in result.content[0].text  # a full page, not the whole output
-        assert whole <= RESULT_MAX_CHARS
+        assert payload_chars(result) <= RESULT_MAX_CHARS
     finally:
         box.close()
+
+
+def _call_tool(box: recallbox.Box, tool: str, args: dict[str, Any]) -> Any:
+    async def go() -> Any:
+        async with Client(build_server(box=box)) as client:
+            return await client.call_tool(tool, args)
+
+    return run(go)
+
+
+NEEDLE = "kestrel-needle-42"
+
+
+def test_a_full_read_message_page_stays_within_the_cap_with_the_sdk_meta(tmp_path: Path) -> None:
+    """A page filled to the page cap, plus the SDK's ``_meta`` stamp, is still ≤ 12 000."""
+    with recallbox.open(tmp_path / "x.db") as box:
+        message = box.append("agent:1", "tool", "0123456789 abcdefghij\n" * 5_000)
+        result = _call_tool(box, "read_message", {"message_id": message.id})
+        text = result.content[0].text
+        assert result.meta and not result.is_error
+        assert "Continue with read_message" in text
+        assert MCP_TEXT_MAX_CHARS - MCP_RESULT_META_RESERVE_CHARS < len(text) <= MCP_TEXT_MAX_CHARS
+        assert payload_chars(result) <= RESULT_MAX_CHARS
+
+
+def test_a_full_search_memory_result_stays_within_the_cap_with_the_sdk_meta(
+    tmp_path: Path,
+) -> None:
+    """The literal part at its cap and a full other-memory part (the default answerer), plus
+    the SDK's ``_meta`` stamp, stay ≤ 12 000; so does a pluggable answerer that ignores its
+    budget (the merge cuts it, marked, under the MCP text cap)."""
+    filler = "lorem ipsum dolor sit amet " * 40
+    with recallbox.open(tmp_path / "x.db") as box:
+        for i in range(30):
+            box.append("agent:1", "tool", f"{filler}{NEEDLE} run {i} {filler}")
+        for i in range(30):
+            box.remember(f"Lesson {i}: {NEEDLE} means {filler[: 400 + i]}", type="pitfall")
+        result = _call_tool(box, "search_memory", {"query": NEEDLE, "channel": "agent:1"})
+        text = result.content[0].text
+        literal, answer = text.split(SEP)
+        assert len(literal) > THREAD_LITERAL_MAX_CHARS - 2 * WINDOW_CHARS  # a full literal part
+        assert "[bucket=memory" in answer
+        # The default answerer was budgeted for the MCP text cap, and filled most of it.
+        assert answer_budget(MCP_TEXT_MAX_CHARS) - WINDOW_CHARS < len(answer)
+        assert len(answer) <= answer_budget(MCP_TEXT_MAX_CHARS)
+        assert len(text) <= MCP_TEXT_MAX_CHARS
+        assert payload_chars(result) <= RESULT_MAX_CHARS
+    with recallbox.open(tmp_path / "y.db") as box:
+        box.answerer = lambda query, channel: "x" * 20_000
+        for i in range(30):
+            box.append("agent:1", "tool", f"{filler}{NEEDLE} run {i} {filler}")
+        result = _call_tool(box, "search_memory", {"query": NEEDLE, "channel": "agent:1"})
+        text = result.content[0].text
+        assert text.endswith("…truncated") and len(text) == MCP_TEXT_MAX_CHARS
+        assert payload_chars(result) <= RESULT_MAX_CHARS
+
+
+def test_a_full_recall_at_budget_12000_stays_within_the_cap_with_the_sdk_meta(
+    tmp_path: Path,
+) -> None:
+    """``recall`` asked for the whole 12 000 budget over enough hits to fill it: the text is
+    budgeted to the MCP text cap, so the whole result with its ``_meta`` stays ≤ 12 000."""
+    with recallbox.open(tmp_path / "x.db") as box:
+        for i in range(40):
+            box.remember(f"Lesson {i}: {NEEDLE} " + "word " * (120 + i), type="guideline")
+            box.append(f"agent:{i % 4}", "tool", f"{NEEDLE} output {i} " + "line " * 300)
+        args = {"query": NEEDLE, "domains": ["sessions"], "budget_chars": 12_000}
+        result = _call_tool(box, "recall", args)
+        text = result.content[0].text
+        assert not result.is_error and text.startswith(recallbox.RECALL_HEADER)
+        # Full (at budget 12 000 the render is about 11 840 characters), within the text cap.
+        assert MCP_TEXT_MAX_CHARS - 2 * WINDOW_CHARS < len(text) <= MCP_TEXT_MAX_CHARS
+        assert payload_chars(result) <= RESULT_MAX_CHARS

@@ -22,6 +22,7 @@ from recallbox import (
     THREAD_SEARCH_MAX_CHARS,
     bounded_thread_search,
 )
+from recallbox.domains.other_memory import MIN_SEARCH_MEMORY_MAX_CHARS
 from recallbox.domains.threads import GLOBAL_HEADER, HEADER, search_literal
 from recallbox.text.windows import SEP
 from table_dump import hit_log_rows
@@ -562,3 +563,20 @@ def test_search_memory_records_literal_hit_rows(box: recallbox.Box, db_path: Pat
     rows = hit_log_rows(db_path)
     assert ("sessions", "literal", mine, 0, None, "kestrel-4") in rows
     assert ("sessions", "keyword", theirs, 0, None, "kestrel-4") in rows  # the other-memory part
+
+
+@pytest.mark.parametrize("bad", [0, 8_000, 12_001, True, "12000", 11_999.0])
+def test_max_chars_out_of_range_is_refused(box: recallbox.Box, bad: object) -> None:
+    with pytest.raises(recallbox.InvalidArgument, match="max_chars must be an integer"):
+        box.search_memory("x", channel="ops", max_chars=bad)  # type: ignore[arg-type]
+
+
+def test_a_smaller_max_chars_bounds_the_merge_and_the_default_answer(box: recallbox.Box) -> None:
+    """``max_chars`` caps the whole text; a pluggable answer over it is cut, marked."""
+    for i in range(20):
+        box.append("ops", "tool", f"needle-77 line {i} " + "pad " * 300)
+    full = box.search_memory("needle-77", channel="ops")
+    box.answerer = lambda query, channel: "y" * 10_000
+    cut = box.search_memory("needle-77", channel="ops", max_chars=MIN_SEARCH_MEMORY_MAX_CHARS)
+    assert len(cut) <= MIN_SEARCH_MEMORY_MAX_CHARS and cut.endswith("…truncated")
+    assert cut.split(SEP)[0] == full.split(SEP)[0]  # the literal part is untouched

@@ -42,6 +42,7 @@ from recallbox.search import record_search
 from recallbox.search import search as run_search
 from recallbox.storage import open_store
 from recallbox.storage.base import Store, SyncStore, require
+from recallbox.text.windows import THREAD_SEARCH_MAX_CHARS
 from recallbox.types import (
     DoctorReport,
     Generation,
@@ -359,20 +360,27 @@ class Box(CuratedVerbs, RecallVerbs, InspectVerbs, EmbedVerbs, SecretVerbs):
         return record_search(self.hits, query, domain, hits)
 
     # -- thread search (DESIGN §3) ---------------------------------------------------------
-    def search_memory(self, query: str, channel: str | None = None) -> str:
+    def search_memory(
+        self, query: str, channel: str | None = None, *, max_chars: int = THREAD_SEARCH_MAX_CHARS
+    ) -> str:
         """Literal search over every generation, bounded to ``THREAD_SEARCH_MAX_CHARS``.
 
         With ``channel``, that thread's history is searched and the other-memory answerer
         (:attr:`answerer`) runs concurrently; a failing or late answer
         (``OTHER_MEMORY_TIMEOUT_S``) is dropped. Without it, every thread is searched. An
-        unknown or quarantined channel finds nothing. Never longer than 12 000 characters.
+        unknown or quarantined channel finds nothing. Never longer than ``max_chars`` (12 000
+        by default; the MCP server asks for less, to leave room for the SDK's ``_meta``).
 
         Raises:
-            InvalidArgument: ``query`` is not a string, or ``channel`` is empty.
+            InvalidArgument: ``query`` is not a string, ``channel`` is empty, or ``max_chars``
+                is not from ``MIN_SEARCH_MEMORY_MAX_CHARS`` (the literal cap, the separator
+                and the cut mark) to 12 000.
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
-        found = search_memory(self.store, self._answers, self.answerer, query, channel)
+        found = search_memory(
+            self.store, self._answers, self.answerer, query, channel, max_chars=max_chars
+        )
         self.hits.hits(
             query, domain=reading.READ_DOMAIN, layer=LAYER_LITERAL, target_ids=found.literal_ids
         )

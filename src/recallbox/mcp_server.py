@@ -36,6 +36,7 @@ from recallbox.box import Box
 from recallbox.config import MCP_HTTP_PORT, Settings, hit_log_enabled
 from recallbox.errors import InvalidArgument, NotFound, RecallError
 from recallbox.recall import RECALL_MAX_BUDGET_CHARS
+from recallbox.text.windows import MCP_TEXT_MAX_CHARS, THREAD_SEARCH_MAX_CHARS
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -58,8 +59,9 @@ WRITES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 """``remember``: it adds to memory; the same text again returns the same entry."""
-RESULT_MAX_CHARS = 12_000
-"""A whole tool result (text) never exceeds this."""
+RESULT_MAX_CHARS = THREAD_SEARCH_MAX_CHARS
+"""A whole tool result (its text and the SDK's ``_meta`` stamp together) never exceeds this:
+every text is at most :data:`MCP_TEXT_MAX_CHARS`, which keeps the stamp's room free."""
 MemoryType = Literal[
     "principle", "correction", "decision", "guideline", "pitfall", "process", "model"
 ]
@@ -108,11 +110,20 @@ def bounded_error(message: str, limit: int = TOOL_ERROR_MAX_CHARS) -> str:
     return line[:half] + " … " + line[-half:]
 
 
-def bounded(text: str, limit: int = RESULT_MAX_CHARS) -> str:
+def bounded(text: str, limit: int = MCP_TEXT_MAX_CHARS) -> str:
     """``text`` cut to ``limit`` characters with a marker (a safety net: results are budgeted)."""
     if len(text) <= limit:
         return text
     return text[: limit - len(CUT_MARK)] + CUT_MARK
+
+
+def mcp_recall_budget(budget_chars: int) -> int:
+    """``recall``'s budget as the MCP tool asks for it: a valid budget above
+    :data:`MCP_TEXT_MAX_CHARS` (up to 12 000) becomes that, so the whole result keeps the
+    ``_meta`` room; any other value goes to the Box unchanged (and is refused there)."""
+    if MCP_TEXT_MAX_CHARS < budget_chars <= RECALL_MAX_BUDGET_CHARS:
+        return MCP_TEXT_MAX_CHARS
+    return budget_chars
 
 
 def _box(ctx: BoxContext) -> Box:
@@ -123,7 +134,9 @@ def _box(ctx: BoxContext) -> Box:
 def _call(verb: Callable[[], str], *, not_found: str) -> str:
     """Run a Box verb; map library errors to tool errors the model can act on."""
     try:
-        return verb()
+        # Verbs are asked for at most MCP_TEXT_MAX_CHARS; this is the net under a pluggable
+        # answerer that ignores its budget.
+        return bounded(verb())
     except NotFound as exc:
         raise ToolError(bounded_error(not_found)) from exc
     except InvalidArgument as exc:
@@ -189,7 +202,7 @@ def build_server(
         """
         box = _box(ctx)
         return _call(
-            lambda: box.search_memory(query, channel=channel),
+            lambda: box.search_memory(query, channel=channel, max_chars=MCP_TEXT_MAX_CHARS),
             not_found="unknown channel; channels come from the compaction notice or from results",
         )
 
@@ -261,6 +274,7 @@ def build_server(
             return bounded(result.render() or NO_CONTEXT)
 
         return _call(verb, not_found=SOURCE_NOT_AVAILABLE_HINT)
+
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def recall(
         query: str,
@@ -281,7 +295,9 @@ def build_server(
         """
         box = _box(ctx)
         return _call(
-            lambda: box.recall(query, domains=domains, budget_chars=budget_chars).render(),
+            lambda: box.recall(
+                query, domains=domains, budget_chars=mcp_recall_budget(budget_chars)
+            ).render(),
             not_found="nothing to recall",
         )
 

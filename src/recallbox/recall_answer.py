@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from recallbox.domains.other_memory import Answer
+from recallbox.domains.other_memory import Answer, answer_budget
 from recallbox.domains.registry import REGISTRY
-from recallbox.domains.threads import OTHER_MEMORY_TIMEOUT_S, THREAD_LITERAL_MAX_CHARS
+from recallbox.domains.threads import OTHER_MEMORY_TIMEOUT_S
 from recallbox.recall_types import BucketedRecall
-from recallbox.text.windows import SEP, THREAD_SEARCH_MAX_CHARS
+from recallbox.text.windows import THREAD_SEARCH_MAX_CHARS
 
 #: The other-memory part's budget: what the 12 000 cap leaves after the literal part and SEP.
-OTHER_MEMORY_MAX_CHARS = THREAD_SEARCH_MAX_CHARS - THREAD_LITERAL_MAX_CHARS - len(SEP)
+OTHER_MEMORY_MAX_CHARS = answer_budget(THREAD_SEARCH_MAX_CHARS)
 #: The domains it recalls from (the registered ones among these, in ``DOMAINS`` order).
 OTHER_MEMORY_DOMAINS: tuple[str, ...] = ("memory", "knowledge", "sessions")
 
@@ -46,9 +46,16 @@ class RecallAnswerer:
         found.commit()
         return found.text
 
-    def answer(self, query: str, channel: str, shown: Callable[[], Collection[str]]) -> Answer:
+    def answer(
+        self,
+        query: str,
+        channel: str,
+        shown: Callable[[], Collection[str]],
+        budget_chars: int = OTHER_MEMORY_MAX_CHARS,
+    ) -> Answer:
         """The answer leaving out the message ids ``shown()`` returns (``channel`` is not a
-        filter: the literal part already covers that thread verbatim)."""
+        filter: the literal part already covers that thread verbatim), within
+        ``budget_chars``."""
         del channel
         domains = [name for name in OTHER_MEMORY_DOMAINS if name in REGISTRY]
         if not domains:
@@ -56,7 +63,7 @@ class RecallAnswerer:
         result = self._run(
             query,
             domains=domains,
-            budget_chars=OTHER_MEMORY_MAX_CHARS,
+            budget_chars=budget_chars,
             allow_embed=False,
             timeout_s=OTHER_MEMORY_TIMEOUT_S,
             shown=shown,

@@ -81,7 +81,8 @@ def test_recallbox_own_source() -> None:
     symbols = {symbol.id: symbol for file in parsed.files for symbol in file.symbols}
     method = symbols["recallbox/box.py::Box.search_memory"]
     assert (method.kind, method.name, method.language) == ("method", "search_memory", "python")
-    assert method.signature.startswith("def search_memory(self, query: str")
+    assert method.signature.startswith("def search_memory(")
+    assert "self, query: str, channel: str | None = None" in method.signature
     edges = resolve_edges(parsed.files, root_name=SRC.name)
     callers = {
         edge.source_id for edge in edges

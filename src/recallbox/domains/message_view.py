@@ -27,10 +27,12 @@ from recallbox.errors import InvalidArgument
 from recallbox.storage.base import ReadableMessage
 from recallbox.text.normalize import escape_for_audit
 from recallbox.text.render import ESCAPE, ESCAPED_PREFIXES, LINE_BREAKS, escape_stored, json_text
-from recallbox.text.windows import THREAD_SEARCH_MAX_CHARS
+from recallbox.text.windows import MCP_TEXT_MAX_CHARS
 from recallbox.types import Message, Page
 
-READ_PAGE_MAX_CHARS = THREAD_SEARCH_MAX_CHARS
+#: A page keeps the MCP ``_meta`` reserve free under the 12 000 cap (as ``expand`` pages do), so
+#: a full ``read_message`` page stays within the cap as a whole MCP result.
+READ_PAGE_MAX_CHARS = MCP_TEXT_MAX_CHARS
 ECHO_MAX_CHARS = 80
 """An argument echoed in an error (a view, an offset) is cut to this many characters."""
 VIEWS: tuple[str, ...] = ("audit", "model")

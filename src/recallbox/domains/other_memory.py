@@ -22,24 +22,42 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from recallbox.domains.messages import check_channel
-from recallbox.domains.threads import OTHER_MEMORY_TIMEOUT_S, Answerer, LiteralStore, literal_part
+from recallbox.domains.threads import (
+    OTHER_MEMORY_TIMEOUT_S,
+    THREAD_LITERAL_MAX_CHARS,
+    Answerer,
+    LiteralStore,
+    literal_part,
+)
+from recallbox.errors import InvalidArgument
 from recallbox.text.normalize import normalize_text
-from recallbox.text.windows import bounded_thread_search
+from recallbox.text.windows import MARK, SEP, THREAD_SEARCH_MAX_CHARS, bounded_thread_search
 
+#: The smallest ``max_chars`` a caller may ask of ``search_memory``: the whole literal part, the
+#: separator and the cut mark.
+MIN_SEARCH_MEMORY_MAX_CHARS = THREAD_LITERAL_MAX_CHARS + len(SEP) + len(MARK)
 #: Threads the answerer runs on (one search_memory call uses one).
 OTHER_MEMORY_WORKERS = 2
 THREAD_NAME_PREFIX = "recallbox-answer"
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "MIN_SEARCH_MEMORY_MAX_CHARS",
     "OTHER_MEMORY_TIMEOUT_S",
     "OTHER_MEMORY_WORKERS",
     "Answer",
     "AnswerPool",
     "MemorySearch",
     "ShowingAnswerer",
+    "answer_budget",
     "search_memory",
 ]
+
+
+def answer_budget(max_chars: int = THREAD_SEARCH_MAX_CHARS) -> int:
+    """The other-memory part's budget under a ``max_chars`` cap: what it leaves after the
+    literal part and ``SEP`` (so the merge never cuts a budgeted answer mid-item)."""
+    return max_chars - THREAD_LITERAL_MAX_CHARS - len(SEP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +74,15 @@ class ShowingAnswerer(Protocol):
 
     def __call__(self, query: str, channel: str) -> str: ...
 
-    def answer(self, query: str, channel: str, shown: Callable[[], Collection[str]]) -> Answer:
-        """The answer leaving out ``shown()`` (which waits for the literal part)."""
+    def answer(
+        self,
+        query: str,
+        channel: str,
+        shown: Callable[[], Collection[str]],
+        budget_chars: int = ...,
+    ) -> Answer:
+        """The answer leaving out ``shown()`` (which waits for the literal part), within
+        ``budget_chars`` (default: :func:`answer_budget` of the 12 000 cap)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,16 +153,42 @@ class AnswerPool:
         wait(running, timeout=OTHER_MEMORY_TIMEOUT_S)
 
 
-def search_memory(
-    store: LiteralStore, answers: AnswerPool, answerer: Answerer, query: str, channel: str | None
-) -> MemorySearch:
-    """The ``search_memory`` text for ``query``: the literal part over ``channel`` (every
-    thread when ``None``), then, with a channel, the other-memory answer, merged by
-    ``bounded_thread_search``. Never longer than ``THREAD_SEARCH_MAX_CHARS``.
+def check_max_chars(max_chars: object) -> int:
+    """``max_chars`` of ``search_memory``, checked.
 
     Raises:
-        InvalidArgument: ``channel`` is empty.
+        InvalidArgument: not an int from :data:`MIN_SEARCH_MEMORY_MAX_CHARS` to
+            :data:`THREAD_SEARCH_MAX_CHARS`.
     """
+    if (
+        isinstance(max_chars, bool)
+        or not isinstance(max_chars, int)
+        or not MIN_SEARCH_MEMORY_MAX_CHARS <= max_chars <= THREAD_SEARCH_MAX_CHARS
+    ):
+        raise InvalidArgument(
+            f"max_chars must be an integer from {MIN_SEARCH_MEMORY_MAX_CHARS} to "
+            f"{THREAD_SEARCH_MAX_CHARS}"
+        )
+    return max_chars
+
+
+def search_memory(
+    store: LiteralStore,
+    answers: AnswerPool,
+    answerer: Answerer,
+    query: str,
+    channel: str | None,
+    max_chars: int = THREAD_SEARCH_MAX_CHARS,
+) -> MemorySearch:
+    """The ``search_memory`` text for ``query``: the literal part over ``channel`` (every
+    thread when ``None``), then, with a channel, the other-memory answer (a showing answerer
+    budgeted to :func:`answer_budget` of ``max_chars``), merged by ``bounded_thread_search``.
+    Never longer than ``max_chars``.
+
+    Raises:
+        InvalidArgument: ``channel`` is empty, or ``max_chars`` is out of range.
+    """
+    max_chars = check_max_chars(max_chars)
     if channel is None:
         text, ids = literal_part(store, query, None)
         return MemorySearch(text, tuple(ids))
@@ -152,7 +203,8 @@ def search_memory(
     future: Future[object] | None = None
     if text:
         if isinstance(answerer, ShowingAnswerer):
-            future = answers.submit(lambda: answerer.answer(text, channel, literal_ids))
+            budget = answer_budget(max_chars)
+            future = answers.submit(lambda: answerer.answer(text, channel, literal_ids, budget))
         else:
             future = answers.submit(lambda: answerer(text, channel))
     try:
@@ -162,5 +214,5 @@ def search_memory(
         raise
     shown.set_result(frozenset(ids))
     return MemorySearch(
-        bounded_thread_search(answers.collect(future, started), literal), tuple(ids)
+        bounded_thread_search(answers.collect(future, started), literal, max_chars), tuple(ids)
     )

@@ -17,6 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 THREAD_SEARCH_MAX_CHARS = 12_000
+#: Kept free under the 12 000 cap by every text that can fill it when it travels as an MCP tool
+#: result: the MCP SDK stamps each result with the spec's ``serverInfo`` ``_meta`` (80
+#: characters of JSON for recallbox 0.1.0), and the *whole* result must stay within the cap.
+MCP_RESULT_META_RESERVE_CHARS = 200
+#: The longest text an MCP tool result carries (``search_memory`` and ``recall`` are asked for
+#: this much; ``read_message`` and ``expand`` pages never exceed it).
+MCP_TEXT_MAX_CHARS = THREAD_SEARCH_MAX_CHARS - MCP_RESULT_META_RESERVE_CHARS
 WINDOW_CHARS = 800
 WINDOW_LEAD_CHARS = 200
 ELLIPSIS = "…"
@@ -60,25 +67,29 @@ def clip(text: str, max_chars: int) -> str:
     return text[: max(0, max_chars - len(ELLIPSIS))] + ELLIPSIS
 
 
-def bounded_thread_search(answer: str, literal: str) -> str:
-    """Merge the literal part and the other-memory answer under :data:`THREAD_SEARCH_MAX_CHARS`.
+def bounded_thread_search(
+    answer: str, literal: str, max_chars: int = THREAD_SEARCH_MAX_CHARS
+) -> str:
+    """Merge the literal part and the other-memory answer under ``max_chars``
+    (:data:`THREAD_SEARCH_MAX_CHARS` unless a caller asks for less, as the MCP server does).
 
     When ``literal + SEP + answer`` fits, that is the result (just ``literal`` when ``answer``
     is empty). Otherwise the result is ``literal[:L] + SEP + answer[:A] + MARK`` and exactly
-    :data:`THREAD_SEARCH_MAX_CHARS` long: the literal stays whole (``L = len(literal)``)
-    unless it alone leaves no room, in which case it is cut too and ``A = 0``.
+    ``max_chars`` long: the literal stays whole (``L = len(literal)``) unless it alone leaves
+    no room, in which case it is cut too and ``A = 0``.
 
     Args:
         answer: the other-memory part (may be empty).
         literal: the literal part of the thread search.
+        max_chars: the cap (at least ``len(SEP) + len(MARK)``).
 
     Returns:
-        The merged text, never longer than :data:`THREAD_SEARCH_MAX_CHARS`.
+        The merged text, never longer than ``max_chars``.
     """
-    if not answer and len(literal) <= THREAD_SEARCH_MAX_CHARS:
+    if not answer and len(literal) <= max_chars:
         return literal
-    if answer and len(literal) + len(SEP) + len(answer) <= THREAD_SEARCH_MAX_CHARS:
+    if answer and len(literal) + len(SEP) + len(answer) <= max_chars:
         return literal + SEP + answer
-    room = THREAD_SEARCH_MAX_CHARS - len(SEP) - len(MARK)
+    room = max_chars - len(SEP) - len(MARK)
     kept = min(len(literal), room)
     return literal[:kept] + SEP + answer[: room - kept] + MARK
