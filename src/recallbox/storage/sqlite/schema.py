@@ -437,3 +437,10 @@ MIGRATIONS.append((11, "transcript threads keyed by session id", merge_session_t
 _M012 = ["ALTER TABLE embedding_spaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0"]
 MIGRATIONS.append((12, "a version of each embedding space's vectors", _M012))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+# Migration 13 (#14, size): no query reads messages by ``tool_call_id`` (a tool result's link is
+# read with its row), yet the index cost every tool result a random-key insert and ~5 bytes.
+MIGRATION_NO_TOOL_CALL_INDEX = "drop the index on tool_call_id (no query reads it)"
+MIGRATIONS.append(
+    (13, MIGRATION_NO_TOOL_CALL_INDEX, ["DROP INDEX IF EXISTS messages_by_tool_call"])
+)
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
