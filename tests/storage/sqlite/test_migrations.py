@@ -2,7 +2,7 @@
 
 ``release-schema4.db`` was written before #14: opening it applies the literal index by thread
 and text stored once, in resumable batches with progress. ``release-schema12.db`` was written
-by the current release (main at 048919f): opening it applies the migrations since.
+by the current release (main at 0704c23): opening it applies the migrations since.
 """
 
 from __future__ import annotations
