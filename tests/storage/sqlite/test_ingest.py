@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,12 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import recallbox
+from recallbox.storage.sqlite import backlog, literal_index
 from recallbox.storage.sqlite import chunks as chunks_module
-from recallbox.storage.sqlite import literal_index
 from recallbox.storage.sqlite import messages as messages_module
 from recallbox.storage.values import TranscriptChunk
 
 ROWS = 1_000
+CLOSE_WAIT_S = 5.0
 
 
 @contextmanager
@@ -200,3 +203,32 @@ def test_the_ranked_index_follows_every_batch_exactly(box: recallbox.Box) -> Non
     conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
     docsize = conn.execute("SELECT count(*) FROM messages_fts_docsize").fetchone()
     assert docsize == conn.execute("SELECT count(*) FROM messages").fetchone()
+
+
+def test_closing_never_hangs_on_an_indexer_waiting_for_the_lock(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An indexer blocked on a write lock that is not coming (here held by this thread and not
+    released, as a writer interrupted at the wrong instant can leave it) does not make
+    ``close()`` wait for ever; the queued rows stay queued for the next process."""
+    monkeypatch.setattr(backlog, "INDEXER_STOP_WAIT_S", 0.2)
+    monkeypatch.setattr(backlog, "INDEXER_QUIET_S", 0.0)
+    box = recallbox.open(db_path)
+    box.store.indexer.stop()  # no indexing while the row is queued
+    box.append("t", "user", "queued for the literal index")
+    gate = box.store.pool._write_gate
+    gate.acquire()  # the lock every transaction of this process takes first
+    try:
+        box.store.indexer._stopping = False
+        box.store.indexer._halt.clear()
+        box.store.indexer.wake()  # the thread starts and blocks on the lock
+        time.sleep(0.1)
+        closing = threading.Thread(target=box.close, daemon=True)
+        closing.start()
+        closing.join(CLOSE_WAIT_S)
+        assert not closing.is_alive(), "close() is still waiting for the indexer"
+    finally:
+        gate.release()
+    with recallbox.open(db_path) as again:
+        assert again.store.indexer.drain() == 1  # still queued, indexed now
+        assert "queued for the literal index" in again.search_memory("queued for the literal")
