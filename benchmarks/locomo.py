@@ -342,6 +342,26 @@ def box_searcher(
     return searcher
 
 
+BENCH_EXTRA_HINT = "pip install -e '.[bench]' (`make bench-locomo` does it)"
+"""How to install the ``bench`` extra (``bm25s``, the baseline scored at the end of a run)."""
+
+
+def require_bm25s() -> None:
+    """Exit with a clear message unless ``bm25s`` imports: the baseline runs last, after the
+    long part of a run, so a missing extra must stop the run before it starts.
+
+    Raises:
+        SystemExit: ``bm25s`` (the ``bench`` extra) does not import.
+    """
+    try:
+        import bm25s  # noqa: F401
+    except ImportError as exc:
+        raise SystemExit(
+            f"benchmarks/locomo.py needs the bm25s baseline of the `bench` extra ({exc}); "
+            f"install it with: {BENCH_EXTRA_HINT}"
+        ) from exc
+
+
 def bm25s_searcher(turns: dict[str, list[Turn]]) -> tuple[Searcher, float]:
     import bm25s
 
@@ -522,6 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ablations", action="store_true", help="also each component removed")
     parser.add_argument("--loo", action="store_true", help="also the leave-one-out grid")
     args = parser.parse_args(argv)
+    require_bm25s()  # before the long run, not at its very end
 
     turns, rows, questions, counts = load(args.data)
     db = args.db or Path(tempfile.mkdtemp(prefix="locomo-")) / "locomo.db"

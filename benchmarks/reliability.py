@@ -36,7 +36,8 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 
 import recallbox  # noqa: E402
 from reliability.harness import corpus  # noqa: E402
-from reliability.harness.canaries import SURFACES, plant, same_as_nothing, scan  # noqa: E402
+from reliability.harness.canaries import plant, same_as_nothing, scan  # noqa: E402
+from reliability.harness.canary_surfaces import SURFACES  # noqa: E402
 from reliability.harness.concurrency import (  # noqa: E402
     Role,
     reads_during_held_import,

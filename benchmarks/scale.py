@@ -50,6 +50,7 @@ import apsw  # noqa: E402
 import scale_baselines as base  # noqa: E402
 import scale_build  # noqa: E402
 import scale_data as data  # noqa: E402
+import scale_ranked as ranked  # noqa: E402
 import scale_store  # noqa: E402
 from scale_ci import ci_check  # noqa: E402
 from scale_plot import plot  # noqa: E402
@@ -218,11 +219,21 @@ def plants(box: recallbox.Box, naive: base.NaiveStore, meta: dict[str, Any]) -> 
     return out
 
 
-def index_only(db: Path, meta: dict[str, Any], *, passes: int) -> dict[str, Any]:
+def index_only(
+    db: Path,
+    meta: dict[str, Any],
+    *,
+    passes: int,
+    literal: bool = True,
+    bm25: bool = False,
+    vectors: bool = False,
+) -> dict[str, Any]:
     """The index side of :func:`run_dataset` alone, for a history too big to scan on a busy
     machine: latencies, the plants checked against what the generator planted (plant (a):
     the one planted message is the only hit; plant (b): the newest generation first and a
-    "more hits" count that is at most the planted count left), cold open and peak RSS."""
+    "more hits" count that is at most the planted count left), cold open and peak RSS.
+    ``literal=False`` skips ``search_memory``; ``bm25``/``vectors`` add the ranked
+    baselines (``bm25s``, numpy KNN: an in-memory copy of every text or vector) and hybrid."""
     size = int(meta["size"])
     mix = data.query_mix(size, int(meta["identifiers"]))
     queries = [q.text for q in mix]
@@ -230,54 +241,43 @@ def index_only(db: Path, meta: dict[str, Any], *, passes: int) -> dict[str, Any]
     channels = channels_for(meta)
     channel_of = {q: channels[i % len(channels)] for i, q in enumerate(queries)}
     print(f"[{size:,}] index only: {len(queries)} queries, {passes} timed passes", flush=True)
-    with recallbox.open(db) as box:
-        g_times, g_out = timed(lambda q: box.search_memory(q), queries, passes)
-        t_times, _ = timed(lambda q: box.search_memory(q, channel_of[q]), queries, passes)
-        l_times, _ = timed(lambda q: search_literal(box.store, q, channel_of[q]), queries, passes)
-        k_times, _ = timed(lambda q: box.search(q, allow_embed=False), queries, passes)
-        plant: dict[str, Any] = {}
-        for name, query, channel in (
-            ("a_global", data.PLANT_A, None),
-            ("a_thread", data.PLANT_A, data.channel_name(0)),
-            ("b_global", data.PLANT_B, None),
-            ("b_thread", data.PLANT_B, data.PLANT_B_CHANNEL),
-        ):
-            started = time.perf_counter()
-            text = search_literal(box.store, query, channel)
-            entry: dict[str, Any] = {"ms": round((time.perf_counter() - started) * 1000, 1)}
-            shown = [ln for ln in text.splitlines() if ln.startswith("[message_id=")]
-            if name.startswith("a"):
-                entry["found_planted_message"] = meta["plant_a_message_id"] in text
-                entry["hits"] = len(shown)
-            else:
-                gens = sorted({ln.split("generation=")[1].split()[0] for ln in shown})
-                notice = next((ln for ln in text.splitlines() if "more hits" in ln), "")
-                count = re.search(r"(\d+)\+? more hits", notice)
-                left = int(meta["plant_b_messages"]) - len(shown)
-                entry.update(
-                    shown=len(shown),
-                    generations_shown=gens,
-                    notice=notice,
-                    notice_within_planted=bool(count and int(count.group(1)) <= left),
-                )
-            entry["cap_note"] = any(n in text for n in CAP_NOTES)
-            plant[name] = entry
-    ops = {
-        "search_memory_global": _op("search_memory(query): global literal search, ms", g_times, {}),
-        "search_memory_thread": _op(
-            "search_memory(query, channel): literal part + other-memory answerer, ms", t_times, {}
-        ),
-        "search_memory_thread_literal": _op(
-            "literal part of search_memory(query, channel) alone, ms", l_times, {}
-        ),
-        "keyword_search": _op(
-            "search(query, allow_embed=False): ranked keyword, global, ms", k_times, {}
-        ),
-    }
+    ops: dict[str, Any] = {}
+    plant: dict[str, Any] = {}
+    g_out: list[Any] = []
+    if literal:
+        with recallbox.open(db) as box:
+            g_times, g_out = timed(lambda q: box.search_memory(q), queries, passes)
+            t_times, _ = timed(lambda q: box.search_memory(q, channel_of[q]), queries, passes)
+            l_times, _ = timed(
+                lambda q: search_literal(box.store, q, channel_of[q]), queries, passes
+            )
+            plant = index_plants(box, meta)
+        ops.update(
+            search_memory_global=_op(
+                "search_memory(query): global literal search, ms", g_times, {}
+            ),
+            search_memory_thread=_op(
+                "search_memory(query, channel): literal part + other-memory answerer, ms",
+                t_times,
+                {},
+            ),
+            search_memory_thread_literal=_op(
+                "literal part of search_memory(query, channel) alone, ms", l_times, {}
+            ),
+        )
+    keyword, facts = ranked.keyword_ops(
+        db, queries, channel_of, passes=passes, bm25=bm25, timed=timed, op=_op
+    )
+    ops.update(keyword)
+    if vectors and meta.get("embedded"):
+        print(f"[{size:,}] hybrid search", flush=True)
+        ops.update(ranked.hybrid_ops(db, queries, channel_of, passes=passes, timed=timed, op=_op))
     print(f"[{size:,}] probe: cold open and peak RSS", flush=True)
     return {
         "dataset": f"synthetic-{size}",
         "size": size,
+        "commit": commit(),
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
         "index_only": True,
         "parameters": {k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")},
         "ingest": meta.get("ingest", {}),
@@ -286,10 +286,43 @@ def index_only(db: Path, meta: dict[str, Any], *, passes: int) -> dict[str, Any]
             "global_with_cap_note": sum(any(n in r for n in CAP_NOTES) for r in g_out),
             "queries": len(queries),
             "plants": plant,
+            **facts,
         },
         "probe": run_probe(db, queries),
         "queries": [{"text": q.text, "band": q.band, "kind": q.kind} for q in mix],
     }
+
+
+def index_plants(box: recallbox.Box, meta: dict[str, Any]) -> dict[str, Any]:
+    """Plants (a) and (b) checked against what the generator planted (no naive scan)."""
+    plant: dict[str, Any] = {}
+    for name, query, channel in (
+        ("a_global", data.PLANT_A, None),
+        ("a_thread", data.PLANT_A, data.channel_name(0)),
+        ("b_global", data.PLANT_B, None),
+        ("b_thread", data.PLANT_B, data.PLANT_B_CHANNEL),
+    ):
+        started = time.perf_counter()
+        text = search_literal(box.store, query, channel)
+        entry: dict[str, Any] = {"ms": round((time.perf_counter() - started) * 1000, 1)}
+        shown = [ln for ln in text.splitlines() if ln.startswith("[message_id=")]
+        if name.startswith("a"):
+            entry["found_planted_message"] = meta["plant_a_message_id"] in text
+            entry["hits"] = len(shown)
+        else:
+            gens = sorted({ln.split("generation=")[1].split()[0] for ln in shown})
+            notice = next((ln for ln in text.splitlines() if "more hits" in ln), "")
+            count = re.search(r"(\d+)\+? more hits", notice)
+            left = int(meta["plant_b_messages"]) - len(shown)
+            entry.update(
+                shown=len(shown),
+                generations_shown=gens,
+                notice=notice,
+                notice_within_planted=bool(count and int(count.group(1)) <= left),
+            )
+        entry["cap_note"] = any(n in text for n in CAP_NOTES)
+        plant[name] = entry
+    return plant
 
 
 def run_dataset(
@@ -321,7 +354,6 @@ def run_dataset(
         l_times, l_out = timed(
             lambda q: search_literal(box.store, q, channel_of[q]), queries, passes
         )
-        k_times, _ = timed(lambda q: box.search(q, allow_embed=False), queries, passes)
     print(f"[{size:,}] naive baseline", flush=True)
     started = time.perf_counter()
     naive = base.NaiveStore(db)
@@ -370,36 +402,22 @@ def run_dataset(
         "plants": plant,
     }
     naive.rows.clear()  # free the scan's copy of the history
-    k_base: dict[str, list[float]] = {}
-    if bm25:
-        print(f"[{size:,}] bm25s baseline", flush=True)
-        bm = base.Bm25sBaseline(texts)
-        k_base["bm25s"], _ = timed(bm.query, queries, passes)
-        correctness["bm25s_index_seconds"] = round(bm.index_seconds, 1)
-        del bm
-    del texts
-    ops["keyword_search"] = _op(
-        "search(query, allow_embed=False): ranked keyword, global, ms", k_times, k_base
+    print(f"[{size:,}] keyword search", flush=True)
+    keyword, facts = ranked.keyword_ops(
+        db, queries, channel_of, passes=passes, bm25=bm25, timed=timed, op=_op, texts=texts
     )
+    del texts
+    ops.update(keyword)
+    correctness.update(facts)
     if vectors and meta.get("embedded"):
         print(f"[{size:,}] hybrid search", flush=True)
-        with recallbox.open(db, embedder="hash") as box:
-            h_times, _ = timed(lambda q: box.search(q), queries, passes)
-            embedder = box.embedder
-            assert embedder is not None
-            qvecs = {q: embedder.embed([q])[0] for q in queries}
-        knn = base.NumpyKnn(db)
-        n_times, _ = timed(lambda q: knn.query(qvecs[q]) if qvecs[q] else None, queries, passes)
-        del knn
-        ops["hybrid_search"] = _op(
-            "search(query): keyword + hashing-vector hybrid, global, ms",
-            h_times,
-            {"numpy_exact_knn": n_times},
-        )
+        ops.update(ranked.hybrid_ops(db, queries, channel_of, passes=passes, timed=timed, op=_op))
     parts = scale_store.store_parts(db, meta)  # ingest, size, ingest on top, cold open, RSS
     return {
         "dataset": f"synthetic-{size}",
         "size": size,
+        "commit": commit(),
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
         "parameters": {k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")},
         "ingest": meta["ingest"],
         "ingest_at": parts.get("ingest_at"),
@@ -474,16 +492,31 @@ def main() -> None:
         action="store_true",
         help="only the build (ingest), size, ingest-on-top and probe (cold open, RSS) parts",
     )
+    parser.add_argument(
+        "--ranked-only",
+        action="store_true",
+        help="keyword and hybrid search with their baselines (bm25s, numpy KNN) only",
+    )
     args = parser.parse_args()
     sizes = [CI_SIZE] if args.ci else [int(s) for s in args.sizes.split(",") if s]
     workdir = args.workdir or Path(tempfile.gettempdir()) / "recallbox-scale"
     passes = 1 if args.ci else args.passes
-    datasets = [] if args.index_only or args.no_search else [run_stress(workdir, passes)]
+    partial = args.index_only or args.ranked_only
+    datasets = [] if partial or args.no_search else [run_stress(workdir, passes)]
     for size in sizes:
         load = os.getloadavg()
-        if args.index_only:
+        if partial:
             db = scale_build.db_path(workdir, size)
-            datasets.append(index_only(db, scale_build.load_meta(db), passes=passes))
+            datasets.append(
+                index_only(
+                    db,
+                    scale_build.load_meta(db),
+                    passes=passes,
+                    literal=not args.ranked_only,
+                    bm25=args.ranked_only and not args.no_bm25s,
+                    vectors=args.ranked_only and not args.no_vectors,
+                )
+            )
         else:
             db, meta = scale_build.ensure(workdir, size, vectors=not args.no_vectors)
             if args.no_search:

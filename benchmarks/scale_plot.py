@@ -1,6 +1,6 @@
 """The PNG of ``benchmarks/scale.py``: cost vs history size (matplotlib, the ``bench`` extra).
 
-Top row: latency (p50 and p95, log-log) of each search operation beside its same-run
+Two rows: latency (p50 and p95, log-log) of each search operation beside its same-run
 baselines. Bottom row: ingest rate (batch and single, per CPU-second of the writing thread,
 and all indexes included per CPU-second of the whole process), bytes per message per index,
 the cold open, and the resident memory a search process adds.
@@ -11,12 +11,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-LATENCY_PANELS = ("search_memory_global", "search_memory_thread", "keyword_search", "hybrid_search")
+LATENCY_PANELS = (
+    "search_memory_global",
+    "search_memory_thread",
+    "keyword_search",
+    "keyword_search_thread",
+    "hybrid_search",
+    "hybrid_search_thread",
+)
 SIZE_GROUPS = ("content", "fts", "literal", "vectors")
 
 
 def _sized(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return sorted((d for d in report["datasets"] if "size" in d), key=lambda d: d["size"])
+    return sorted(
+        (d for d in report["datasets"] if "size" in d and d.get("plot", True)),
+        key=lambda d: d["size"],
+    )
 
 
 def _latency(ax: Any, sets: list[dict[str, Any]], name: str) -> None:
@@ -87,21 +97,20 @@ def plot(report: dict[str, Any], out: Path) -> None:
     sets = _sized(report)
     if not sets:
         return
-    fig, axes = plt.subplots(2, 4, figsize=(17, 8))
-    for ax, name in zip(axes[0], LATENCY_PANELS, strict=True):
+    fig, grid = plt.subplots(3, 3, figsize=(14, 12))
+    axes = list(grid.flat)
+    for ax, name in zip(axes, LATENCY_PANELS, strict=False):
         _latency(ax, sets, name)
-    _ingest(axes[1][0], sets)
-    _size(axes[1][1], sets)
-    _probe(axes[1][2], sets)
-    axes[1][3].axis("off")
-    axes[1][3].text(0, 0.5, _caption(report), fontsize=8, va="center", family="monospace")
-    for ax in [*axes[0], *axes[1][:3]]:
+    _ingest(axes[6], sets)
+    _size(axes[7], sets)
+    _probe(axes[8], sets)
+    for ax in axes:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("messages in history")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"recallbox cost vs history size ({report['commit']})", fontsize=11)
+    fig.suptitle(f"recallbox cost vs history size — {_caption(report)}", fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     plt.close(fig)
@@ -109,14 +118,8 @@ def plot(report: dict[str, Any], out: Path) -> None:
 
 def _caption(report: dict[str, Any]) -> str:
     machine = report.get("machine", {})
-    lines = [
-        f"commit {report.get('commit', '?')}",
-        f"{machine.get('cpus', '?')} CPUs, Python {machine.get('python', '?')}",
-        f"SQLite {machine.get('sqlite', '?')}",
-        "",
-        "latency: wall time on a shared",
-        "machine (load in the JSON);",
-        "ingest: CPU time (writer thread,",
-        "or every thread of the process)",
-    ]
-    return "\n".join(lines)
+    return (
+        f"commit {report.get('commit', '?')}, {machine.get('cpus', '?')} CPUs, "
+        f"SQLite {machine.get('sqlite', '?')}; latency: wall time on a shared machine; "
+        "ingest: CPU time (writer thread, or every thread of the process)"
+    )

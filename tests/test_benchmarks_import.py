@@ -50,3 +50,23 @@ def test_benchmark_imports(name: str) -> None:
         assert result.stderr.rstrip().endswith(f"No module named '{tool}'"), result.stderr[-2000:]
         return
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_locomo_stops_before_its_run_when_the_bench_extra_is_missing(tmp_path: Path) -> None:
+    """``bm25s`` (the ``bench`` extra) scores the baseline at the very end of a long run: its
+    absence must stop the run at the start with the install command, not crash at the end.
+    The data path does not exist, so a run that went past the check fails differently."""
+    hide = "sys.modules['bm25s'] = None; "  # `import bm25s` raises ImportError
+    code = LOAD.format(path=str(BENCHMARKS / "locomo.py")).replace("sys.argv", hide + "sys.argv")
+    result = subprocess.run(
+        [sys.executable, "-B", "-c", f"{code}; module.main(['--data', 'missing.json'])"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "bm25s" in result.stderr and "'.[bench]'" in result.stderr, result.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []

@@ -54,9 +54,7 @@ class InspectVerbs:
         changed or vanished since it was indexed); denied ones flagged, their files unread."""
         return inventory.knowledge_documents(self.store)
 
-    def knowledge_page(
-        self, page: int = 1, page_size: int = KNOWLEDGE_PAGE_SIZE
-    ) -> DocumentPage:
+    def knowledge_page(self, page: int = 1, page_size: int = KNOWLEDGE_PAGE_SIZE) -> DocumentPage:
         """Page ``page`` of the visible indexed documents, only that page's files read for
         the stale marks; documents of excluded sources counted, never listed.
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import recallbox
 from recallbox.cli import cli
 from recallbox.limits import DEPTH_REASON, MAX_JSON_DEPTH, MAX_RECORD_BYTES, SIZE_REASON
+from reliability.conftest import copy_store
 from reliability.harness import corpus
 from reliability.harness.watchdog import watchdog
 
@@ -310,7 +311,7 @@ FORMAT_FILES = {
     terminated=st.booleans(),
 )
 def test_any_importer_lines_import_or_are_skipped(
-    lines: list[str], fmt: str, terminated: bool
+    empty_store: Path, lines: list[str], fmt: str, terminated: bool
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / FORMAT_FILES[fmt]
@@ -319,7 +320,7 @@ def test_any_importer_lines_import_or_are_skipped(
             encoding="utf-8",
             errors="surrogatepass",
         )
-        with recallbox.open(Path(tmp) / "i.db") as box:
+        with recallbox.open(copy_store(empty_store, Path(tmp), "i.db")) as box:
             report = bounded(lambda: box.import_transcripts(fmt, [path]))
             assert isinstance(report, recallbox.ImportReport), report
             # Only #17's refusal of a new file that made nothing and looks like another format

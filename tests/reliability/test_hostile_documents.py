@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import recallbox
 from recallbox.cli import cli
 from recallbox.code.types import CodeIndexReport
+from reliability.conftest import copy_store
 from reliability.harness import corpus
 from reliability.harness.watchdog import watchdog
 
@@ -119,12 +120,12 @@ def _write(root: Path, files: list[tuple[str, bytes]]) -> list[Path]:
     docs=st.lists(document_bytes, min_size=1, max_size=4), suffix=st.sampled_from([".md", ".txt"])
 )
 def test_any_markdown_file_is_indexed_or_skipped_with_a_reason(
-    docs: list[bytes], suffix: str
+    empty_store: Path, docs: list[bytes], suffix: str
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "docs"
         _write(root, [(f"d{i}{suffix}", data) for i, data in enumerate(docs)])
-        with recallbox.open(Path(tmp) / "k.db") as box:
+        with recallbox.open(copy_store(empty_store, Path(tmp), "k.db")) as box:
             report = bounded(lambda: box.sync_directory(root))
             assert isinstance(report, recallbox.SyncReport), report
             counted = report.files_added + report.files_changed + report.files_unchanged
@@ -141,8 +142,13 @@ def test_any_markdown_file_is_indexed_or_skipped_with_a_reason(
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=markdown_text, source=st.one_of(hostile_line, st.sampled_from(["a.md", "b.txt"])))
-def test_add_document_takes_any_text_or_refuses_it_by_name(text: str, source: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp, recallbox.open(Path(tmp) / "k.db") as box:
+def test_add_document_takes_any_text_or_refuses_it_by_name(
+    empty_store: Path, text: str, source: str
+) -> None:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        recallbox.open(copy_store(empty_store, Path(tmp), "k.db")) as box,
+    ):
         sections = bounded(lambda: box.add_document(text, source))
         if isinstance(sections, recallbox.RecallError):
             assert isinstance(sections, recallbox.InvalidArgument), sections
@@ -224,8 +230,11 @@ def _apply(exported: str, edits: list[tuple[str, str | None]], seed: int) -> str
 @given(
     text=st.one_of(st.tuples(edited_memory_md(), st.integers(0, 1000)), markdown_text),
 )
-def test_any_memory_md_is_imported_or_refused_whole(text: Any) -> None:
-    with tempfile.TemporaryDirectory() as tmp, recallbox.open(Path(tmp) / "m.db") as box:
+def test_any_memory_md_is_imported_or_refused_whole(empty_store: Path, text: Any) -> None:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        recallbox.open(copy_store(empty_store, Path(tmp), "m.db")) as box,
+    ):
         exported = _seeded_memory(box)
         source = _apply(exported, *text) if isinstance(text, tuple) else text
         before = [dataclasses.astuple(e) for e in box.memories()]
@@ -283,11 +292,13 @@ code_bytes = st.one_of(
 @given(
     files=st.lists(st.tuples(st.sampled_from(CODE_SUFFIXES), code_bytes), min_size=1, max_size=5)
 )
-def test_any_code_file_is_indexed_or_skipped_with_a_reason(files: list[tuple[str, bytes]]) -> None:
+def test_any_code_file_is_indexed_or_skipped_with_a_reason(
+    empty_store: Path, files: list[tuple[str, bytes]]
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         _write(repo, [(f"pkg/m{i}{suffix}", data) for i, (suffix, data) in enumerate(files)])
-        with recallbox.open(Path(tmp) / "c.db") as box:
+        with recallbox.open(copy_store(empty_store, Path(tmp), "c.db")) as box:
             report = bounded(lambda: box.index_code(repo, "app"))
             assert isinstance(report, CodeIndexReport), report
             counted = report.files_parsed + report.files_unchanged + sum(report.skipped.values())

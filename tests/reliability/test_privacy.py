@@ -10,7 +10,8 @@ import random
 
 import pytest
 
-from reliability.harness.canaries import SURFACES, Planted, Surface, plant, same_as_nothing, scan
+from reliability.harness.canaries import Planted, Surface, plant, same_as_nothing, scan
+from reliability.harness.canary_surfaces import SURFACES
 
 CI_THREADS, CI_PER_THREAD = 40, 50
 """2 000 messages in CI (the long run plants many more)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recallbox.text.dates import (
@@ -112,7 +112,71 @@ def test_a_query_that_needs_no_anchor_reads_the_same_dates_whatever_now(query: s
     assert query_dates(query, now=early) == query_dates(query, now=late) == query_dates(query)
 
 
+# pieces of queries near the anchor words: month and weekday names glued to letters, digits
+# and punctuation (``Mayor``, ``nov.5``, ``3rd of Dec``), which the anchor check must judge
+# exactly as the parsers read them
+_PIECE_WORDS = [
+    "May",
+    "may",
+    "Nov",
+    "novu",
+    "Dec",
+    "decide",
+    "mar",
+    "marker",
+    "Sun",
+    "sunday",
+    "Mon",
+    "ago",
+    "weekend",
+    "weekends",
+    "today",
+    "yesterday",
+    "last",
+    "week",
+    "month",
+    "in",
+    "on",
+    "the",
+    "of",
+    "5",
+    "5th",
+    "2024",
+    "x",
+    "st",
+    "this",
+    "past",
+    "year",
+    "weeks",
+    "day",
+    "two",
+    "Friday",
+    "fridays",
+    "Sept",
+    "September",
+]
+_PIECES = st.sampled_from([*_PIECE_WORDS, ""])
+_GLUE = st.sampled_from([" ", "", ".", ",", "-", "/", ":"])
+
+
+@settings(max_examples=400)
+@given(st.lists(st.tuples(_PIECES, _GLUE), max_size=8))
+def test_glued_date_words_need_the_anchor_only_when_read_as_dates(
+    pieces: list[tuple[str, str]],
+) -> None:
+    query = "".join(word + glue for word, glue in pieces)
+    if may_need_anchor(query):
+        return
+    early, late = datetime(2001, 2, 3, tzinfo=UTC), datetime(2031, 7, 9, tzinfo=UTC)
+    assert query_dates(query, now=early) == query_dates(query, now=late) == query_dates(query)
+
+
 def test_relative_and_partial_dates_need_the_anchor() -> None:
     for query in ("what happened yesterday", "two weeks ago", "last month", "in May", "on Friday"):
         assert may_need_anchor(query)
     assert not may_need_anchor("what is the deploy key")
+    # "last weekend" is a relative date (it was missed when the check first read whole words)
+    assert may_need_anchor("What event did John volunteer at last weekend?")
+    # a word that merely starts like a month or weekday names none (no per-thread read)
+    for query in ("novu zibo warning", "we decide on the mayor", "marker sundays"):
+        assert not may_need_anchor(query)

@@ -148,7 +148,9 @@ class FileBuilder:
                 start_line=first.start_point.row + 1,
                 end_line=node.end_point.row + 1,
                 language=self.language,
-                signature=_cut(signature, SIGNATURE_MAX_CHARS) if signature is not None else self.signature(node, body),
+                signature=_cut(signature, SIGNATURE_MAX_CHARS)
+                if signature is not None
+                else self.signature(node, body),
                 doc=doc,
                 decorators=tuple(decorators),
                 name_seg=segment_identifier(name),
@@ -161,7 +163,9 @@ class FileBuilder:
             qualname,
             kind,
             parent=scope,
-            class_qualname=qualname if is_class else owner or (inherited.class_qualname if inherited else None),
+            class_qualname=qualname
+            if is_class
+            else owner or (inherited.class_qualname if inherited else None),
             self_names=frozenset(self_names) or (scope.self_names if not is_class else frozenset()),
         )
 
@@ -253,7 +257,14 @@ class FileBuilder:
             prefix = f"{scope.qualname}." if scope.qualname else ""
             target = self._by_qualname.get(prefix + ".".join(parts))
             if target is not None:
-                return Edge(reference.kind, reference.scope.id, written, reference.line, target, CONFIDENCE_EXACT)
+                return Edge(
+                    reference.kind,
+                    reference.scope.id,
+                    written,
+                    reference.line,
+                    target,
+                    CONFIDENCE_EXACT,
+                )
         alias = self.aliases.get(parts[0])
         if alias is not None:
             target, joiner = alias
@@ -282,4 +293,11 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-__all__ = ["DOC_LINE_MAX_CHARS", "SIGNATURE_MAX_CHARS", "UNKNOWN_RECEIVER", "FileBuilder", "Scope", "first_doc_line"]
+__all__ = [
+    "DOC_LINE_MAX_CHARS",
+    "SIGNATURE_MAX_CHARS",
+    "UNKNOWN_RECEIVER",
+    "FileBuilder",
+    "Scope",
+    "first_doc_line",
+]

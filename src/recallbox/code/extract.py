@@ -25,9 +25,7 @@ if TYPE_CHECKING:
 SEPARATORS = {"rust": "::"}
 
 
-def extract_file(
-    path: str, source: bytes, language: str, *, mtime_ns: int = 0
-) -> FileIndex:
+def extract_file(path: str, source: bytes, language: str, *, mtime_ns: int = 0) -> FileIndex:
     """Parse ``source`` as ``language`` and extract its symbols and edges.
 
     Args:
@@ -53,7 +51,9 @@ def extract_file(
         edges = builder.finish()
         error = syntax_error(tree.root_node) if tree.root_node.has_error else None
     except Exception as exc:
-        return FileIndex(path, language, digest, (), (), f"{type(exc).__name__}: {exc}", len(source), mtime_ns)
+        return FileIndex(
+            path, language, digest, (), (), f"{type(exc).__name__}: {exc}", len(source), mtime_ns
+        )
     return FileIndex(
         path, language, digest, tuple(builder.symbols), tuple(edges), error, len(source), mtime_ns
     )

@@ -85,13 +85,21 @@ def parse_repository(
     done = 0
     for item in walked.files:
         stamp = known.get(item.path)
-        if stamp is not None and stamp.same_stat(item.size, item.mtime_ns) and _parser_of(item.path):
-            current[item.path] = FileStamp(item.path, stamp.hash, item.size, item.mtime_ns, item.identity)
+        if (
+            stamp is not None
+            and stamp.same_stat(item.size, item.mtime_ns)
+            and _parser_of(item.path)
+        ):
+            current[item.path] = FileStamp(
+                item.path, stamp.hash, item.size, item.mtime_ns, item.identity
+            )
         else:
             entry = _read(walked.root, item, missing, skipped)
             if entry is not None:
                 digest = file_hash(entry[1])
-                current[item.path] = FileStamp(item.path, digest, item.size, item.mtime_ns, item.identity)
+                current[item.path] = FileStamp(
+                    item.path, digest, item.size, item.mtime_ns, item.identity
+                )
                 if before.get(item.path) != digest:
                     contents[item.path] = entry
                     continue

@@ -37,8 +37,12 @@ class LanguageSpec:
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("python", (".py", ".pyi"), "tree_sitter_python", "language"),
-    LanguageSpec("javascript", (".js", ".jsx", ".mjs", ".cjs"), "tree_sitter_javascript", "language"),
-    LanguageSpec("typescript", (".ts", ".mts", ".cts"), "tree_sitter_typescript", "language_typescript"),
+    LanguageSpec(
+        "javascript", (".js", ".jsx", ".mjs", ".cjs"), "tree_sitter_javascript", "language"
+    ),
+    LanguageSpec(
+        "typescript", (".ts", ".mts", ".cts"), "tree_sitter_typescript", "language_typescript"
+    ),
     LanguageSpec("tsx", (".tsx",), "tree_sitter_typescript", "language_tsx"),
     LanguageSpec("go", (".go",), "tree_sitter_go", "language"),
     LanguageSpec("rust", (".rs",), "tree_sitter_rust", "language"),

@@ -83,10 +83,16 @@ class ModuleMap:
             found: list[Candidate] = []
             for cut in range(len(parts), -1, -1):
                 stem = posixpath.join(base, *parts[:cut]) if cut else base
-                options = (f"{stem}.py", f"{stem}.pyi", f"{stem}/__init__.py") if cut else (
-                    f"{stem}/__init__.py",
+                options = (
+                    (f"{stem}.py", f"{stem}.pyi", f"{stem}/__init__.py")
+                    if cut
+                    else (f"{stem}/__init__.py",)
                 )
-                found += [(file.lstrip("/"), parts[cut:]) for file in options if file.lstrip("/") in self.paths]
+                found += [
+                    (file.lstrip("/"), parts[cut:])
+                    for file in options
+                    if file.lstrip("/") in self.paths
+                ]
             return found
         cached = self._absolute.get(name)
         if cached is not None:
@@ -106,9 +112,20 @@ class ModuleMap:
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
         rest = tuple(part for part in member.split(".") if part)
         # TypeScript imports "./m.js" for ./m.ts.
-        stems = [joined, *(joined.removesuffix(s) for s in (".js", ".jsx", ".mjs", ".cjs") if joined.endswith(s))]
+        stems = [
+            joined,
+            *(
+                joined.removesuffix(s)
+                for s in (".js", ".jsx", ".mjs", ".cjs")
+                if joined.endswith(s)
+            ),
+        ]
         for stem in stems:
-            for file in (stem, *(stem + suffix for suffix in JS_SUFFIXES), *(stem + index for index in JS_INDEXES)):
+            for file in (
+                stem,
+                *(stem + suffix for suffix in JS_SUFFIXES),
+                *(stem + index for index in JS_INDEXES),
+            ):
                 if self.paths.get(file) in JS_FAMILY:
                     return [(file, rest)]
         return []

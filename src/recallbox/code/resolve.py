@@ -234,8 +234,10 @@ def _through_bases(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | No
 def _by_name(index: _Index, file: FileIndex, edge: Edge) -> tuple[str | None, Confidence]:
     parts = _split(edge.target_name)
     name = parts[-1] if parts else ""
-    kinds = CLASS_KINDS if edge.kind == "extends" else (
-        _METHOD_KINDS if len(parts) > 1 else _CALLABLE_KINDS
+    kinds = (
+        CLASS_KINDS
+        if edge.kind == "extends"
+        else (_METHOD_KINDS if len(parts) > 1 else _CALLABLE_KINDS)
     )
     family = JS_FAMILY if file.language in JS_FAMILY else frozenset({file.language})
     named = index.named(name, kinds, family)

@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 SymbolKind = Literal[
-    "module", "class", "function", "method", "interface", "struct", "enum", "trait", "type",
+    "module",
+    "class",
+    "function",
+    "method",
+    "interface",
+    "struct",
+    "enum",
+    "trait",
+    "type",
     "namespace",
 ]
 EdgeKind = Literal["calls", "imports", "extends"]
@@ -47,12 +55,28 @@ CONFIDENCES: Final[tuple[Confidence, ...]] = ("exact", "resolved", "name-only")
 CLASS_KINDS: Final = frozenset({"class", "interface", "struct", "enum", "trait"})
 
 SkipReason = Literal[
-    "gitignored", "vendored", "generated", "binary", "minified", "too_large", "symlink",
-    "symlink_outside", "unreadable", "grammar_missing",
+    "gitignored",
+    "vendored",
+    "generated",
+    "binary",
+    "minified",
+    "too_large",
+    "symlink",
+    "symlink_outside",
+    "unreadable",
+    "grammar_missing",
 ]
 SKIP_REASONS: Final[tuple[SkipReason, ...]] = (
-    "gitignored", "vendored", "generated", "binary", "minified", "too_large", "symlink",
-    "symlink_outside", "unreadable", "grammar_missing",
+    "gitignored",
+    "vendored",
+    "generated",
+    "binary",
+    "minified",
+    "too_large",
+    "symlink",
+    "symlink_outside",
+    "unreadable",
+    "grammar_missing",
 )
 
 

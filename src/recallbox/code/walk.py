@@ -54,18 +54,51 @@ MINIFIED_MEAN_LINE_BYTES = 300
 MINIFIED_MAX_LINE_BYTES = 10_000
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-VENDORED_DIRS = frozenset({
-    "node_modules", "bower_components", "jspm_packages", "vendor", "third_party", "third-party",
-    "site-packages", ".venv", "venv", ".tox", ".nox", "Pods",
-})
-GENERATED_DIRS = frozenset({
-    "__pycache__", "dist", "build", "target", "out", ".next", ".nuxt", ".svelte-kit",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", "coverage", ".eggs",
-})
+VENDORED_DIRS = frozenset(
+    {
+        "node_modules",
+        "bower_components",
+        "jspm_packages",
+        "vendor",
+        "third_party",
+        "third-party",
+        "site-packages",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "Pods",
+    }
+)
+GENERATED_DIRS = frozenset(
+    {
+        "__pycache__",
+        "dist",
+        "build",
+        "target",
+        "out",
+        ".next",
+        ".nuxt",
+        ".svelte-kit",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".gradle",
+        "coverage",
+        ".eggs",
+    }
+)
 MINIFIED_NAMES = ("*.min.js", "*.min.mjs", "*.min.cjs", "*-min.js", "*.bundle.js")
 GENERATED_NAMES = (
-    "*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py", "*.pb.go", "*_pb.js", "*_pb.ts", "*.generated.*",
-    "*_generated.*", "*.g.dart",
+    "*_pb2.py",
+    "*_pb2.pyi",
+    "*_pb2_grpc.py",
+    "*.pb.go",
+    "*_pb.js",
+    "*_pb.ts",
+    "*.generated.*",
+    "*_generated.*",
+    "*.g.dart",
 )
 _GENERATED_HEADER = re.compile(
     rb"(?i)(?:code generated\b.{0,80}\bdo not edit|@generated\b"
@@ -188,7 +221,10 @@ def classify_content(data: bytes) -> SkipReason | None:
     lines = data.count(b"\n") + 1
     if len(data) / lines > MINIFIED_MEAN_LINE_BYTES:
         return "minified"
-    if len(data) > MINIFIED_MAX_LINE_BYTES and max(map(len, data.split(b"\n"))) > MINIFIED_MAX_LINE_BYTES:
+    if (
+        len(data) > MINIFIED_MAX_LINE_BYTES
+        and max(map(len, data.split(b"\n"))) > MINIFIED_MAX_LINE_BYTES
+    ):
         return "minified"
     return None
 

@@ -259,7 +259,9 @@ def search(ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
             ctx.query_vector,
             nearest=store.nearest,
             distances=store.distances,
-            rows_of=lambda ids: {k: _Scored(r) for k, r in store.code_symbol_rows(ids, where=where).items()},
+            rows_of=lambda ids: {
+                k: _Scored(r) for k, r in store.code_symbol_rows(ids, where=where).items()
+            },
             text_of=lambda item: f"{item.row.qualname}\n{item.row.signature}\n{item.row.doc}",
             literals=query.literals,
             where=where,

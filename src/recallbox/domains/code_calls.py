@@ -32,7 +32,9 @@ ECHO_ID_CHARS = 120
 
 
 def _echo(symbol_id: str) -> str:
-    return repr(symbol_id if len(symbol_id) <= ECHO_ID_CHARS else symbol_id[: ECHO_ID_CHARS - 1] + "…")
+    return repr(
+        symbol_id if len(symbol_id) <= ECHO_ID_CHARS else symbol_id[: ECHO_ID_CHARS - 1] + "…"
+    )
 
 
 class CallGraphStore(CodeStore, StoreLifecycle, Protocol):

@@ -132,15 +132,25 @@ def stored_file(graph: CodeGraphFile, calls: Sequence[CodeEdgeRecord] = ()) -> F
     f = graph.file
     symbols = tuple(
         Symbol(
-            r.symbol_id, r.name, r.qualname, cast("SymbolKind", r.kind), f.path, r.start_line,
-            r.end_line, f.language,
+            r.symbol_id,
+            r.name,
+            r.qualname,
+            cast("SymbolKind", r.kind),
+            f.path,
+            r.start_line,
+            r.end_line,
+            f.language,
         )
         for r in graph.symbols
     )
     records = sorted((*graph.edges, *calls), key=_ORDINAL)
     edges = tuple(
         Edge(
-            cast("EdgeKind", r.kind), r.source_id, r.target_name, r.line, r.target_id,
+            cast("EdgeKind", r.kind),
+            r.source_id,
+            r.target_name,
+            r.line,
+            r.target_id,
             cast("Confidence", r.confidence),
         )
         for r in records
@@ -209,7 +219,11 @@ def _resolve(
     for file in parsed.files:
         result.new_edges[file.path] = edges = [next(resolved) for _ in file.edges]
         before = graph.get(file.path)
-        if not plan.full and before is not None and bases_of(stored_file(before).edges) != bases_of(edges):
+        if (
+            not plan.full
+            and before is not None
+            and bases_of(stored_file(before).edges) != bases_of(edges)
+        ):
             raise _BasesMoved
     return result
 
@@ -219,8 +233,14 @@ def _restamped(graph: Mapping[str, CodeGraphFile], parsed: ParsedRepository) -> 
     out = []
     for path in parsed.changes.unchanged:
         stamp, stored = parsed.stamps[path], graph[path].file
-        if (stamp.size, stamp.mtime_ns, stamp.identity) != (stored.size, stored.mtime_ns, stored.identity):
-            out.append(replace(stored, size=stamp.size, mtime_ns=stamp.mtime_ns, identity=stamp.identity))
+        if (stamp.size, stamp.mtime_ns, stamp.identity) != (
+            stored.size,
+            stored.mtime_ns,
+            stored.identity,
+        ):
+            out.append(
+                replace(stored, size=stamp.size, mtime_ns=stamp.mtime_ns, identity=stamp.identity)
+            )
     return out
 
 
@@ -254,9 +274,7 @@ def index_code(
         return _index(store, root, name, progress)
 
 
-def _index(
-    store: CodeStore, root: Path, name: str, progress: Progress | None
-) -> CodeIndexReport:
+def _index(store: CodeStore, root: Path, name: str, progress: Progress | None) -> CodeIndexReport:
     graph = {item.file.path: item for item in store.code_graph(name)}
     stamps = {
         p: FileStamp(p, g.file.hash, g.file.size, g.file.mtime_ns, g.file.identity)

@@ -37,4 +37,3 @@ def item(head: str, excerpt: str, source: str) -> str:
     line breaks dropped), the follow-up call."""
     body = cut_stored(excerpt.rstrip("\n"), WINDOW_CHARS)
     return f"{head}\n{body}\n{follow_up(source)}"
-

@@ -13,8 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from recallbox.domains.base import QueryVector
+from recallbox.ranking.bm25 import RANK_RARE_PHRASE_ROWS, RANK_WINDOW_MATCHES
 from recallbox.ranking.fusion import Candidate, Fused, fuse, vector_similarity
-from recallbox.storage.base import EmbeddingSpace, SearchFilter
+from recallbox.storage.base import EmbeddingSpace, RankWindow, SearchFilter
+
+#: The candidate window of a global keyword search over a history corpus (``RankWindow``).
+HISTORY_RANK_WINDOW = RankWindow(RANK_WINDOW_MATCHES, RANK_RARE_PHRASE_ROWS)
 
 
 class ScoredRow(Protocol):

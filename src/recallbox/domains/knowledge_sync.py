@@ -61,9 +61,7 @@ def check_scope(scope: object) -> str | None:
     if scope is None:
         return None
     if not isinstance(scope, str):
-        raise InvalidArgument(
-            f"scope must be a project name or None, got {type(scope).__name__}"
-        )
+        raise InvalidArgument(f"scope must be a project name or None, got {type(scope).__name__}")
     name = normalize_text(scope)
     if not name.strip():
         raise InvalidArgument(f"scope must be a project name or None, got {scope!r}")

@@ -121,4 +121,3 @@ def call_exclusions(excluded: object) -> tuple[tuple[str, ...], tuple[str, ...]]
         if identity is not None:
             identities.append(identity)
     return tuple(dict.fromkeys(names)), tuple(dict.fromkeys(identities))
-

@@ -4,8 +4,10 @@ One search runs both legs over the store and fuses them (``recallbox.ranking.fus
 
 * keyword: the typed keyword query (``recallbox.text.fts_query``) ranked by BM25, ``s``,
   with the statistics of the corpus searched — the whole index for a search of every thread
-  (FTS5's ``bm25()``), the thread for a ``channel`` search (its row count, average length and
-  document frequencies, ``recallbox.ranking.bm25``) — best :data:`KEYWORD_CANDIDATES` rows;
+  (FTS5's ``bm25()``; over a long history only its candidate window is scored,
+  ``hybrid.HISTORY_RANK_WINDOW``), the thread for a ``channel`` search (its row count, average
+  length and document frequencies, ``recallbox.ranking.bm25``) — best
+  :data:`KEYWORD_CANDIDATES` rows;
   a query with no word the tokenizer indexes (``🚀``: symbols are separators to it) takes
   the literal leg instead (:func:`symbol_leg`: the thread-search candidates, scored by how
   often the content holds the symbols);
@@ -18,8 +20,10 @@ The fused hybrid score is the *base*; the ranking signals of ``recallbox.ranking
 the candidates (``recallbox.domains.signal_inputs``), and the first hits carry their episode's
 neighbours (``recallbox.domains.hit_context``).
 
-Candidate pools do not depend on ``limit`` (up to the pool size), so a smaller ``limit`` returns
-a prefix of a larger one. The store applies the visibility rule (pending, superseded,
+Every candidate's row is read without its whole text (``EpisodeReads.search_heads``: the
+ranking needs its first characters only); the hits returned read theirs. Candidate pools do
+not depend on ``limit`` (up to the pool size), so a smaller ``limit`` returns a prefix of a
+larger one. The store applies the visibility rule (pending, superseded,
 invisible, machine events, compaction summaries, denied threads) in every read, and the whole
 search runs on one read snapshot; this module never sees those rows. No SQL here and no
 embedder call: the query vector is handed in.
@@ -27,14 +31,14 @@ embedder call: the query vector is handed in.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from recallbox.domains.base import SearchContext
 from recallbox.domains.hit_context import hit_neighbours
-from recallbox.domains.hybrid import fuse_legs
+from recallbox.domains.hybrid import HISTORY_RANK_WINDOW, fuse_legs
 from recallbox.domains.sessions_render import render_sessions_bucket
-from recallbox.domains.signal_inputs import signal_scores
+from recallbox.domains.signal_inputs import CANDIDATE_LEAD_CHARS, signal_scores
 from recallbox.domains.threads import INDEXED_TERM_CHARS, SHORT_QUERY_SCAN_MESSAGES
 from recallbox.ranking.bm25 import BM25_B, BM25_K1, SCOPED_BM25_B, SCOPED_BM25_K1, scope_scores
 from recallbox.ranking.fusion import THRESHOLD_SESSIONS, Fused
@@ -47,6 +51,7 @@ from recallbox.storage.base import (
     LiteralSearch,
     SearchFilter,
     SearchRow,
+    Store,
 )
 from recallbox.text.excerpt import excerpt
 from recallbox.text.fts_query import FtsQuery
@@ -113,7 +118,10 @@ def keyword_leg(
     if query.is_empty:
         return {}
     if where.channel is None:
-        return dict(store.keyword_ranked(CORPUS_MESSAGE, query.lexical, where=where, limit=pool))
+        ranked = store.keyword_ranked(
+            CORPUS_MESSAGE, query.lexical, where=where, limit=pool, window=HISTORY_RANK_WINDOW
+        )
+        return dict(ranked)
     scope = store.keyword_scope(CORPUS_MESSAGE, query.lexical, where=where)
     if scope is None:
         return {}
@@ -197,6 +205,9 @@ def search(
     """
     store, where = ctx.store, ctx.where
     weights = ranking.weights if isinstance(store, EpisodeReads) else None
+    # every candidate's head only (its whole text is read for the hits shown), unless an
+    # identifier literal must be looked for in whole texts
+    heads = isinstance(store, EpisodeReads) and not query.literals
     with store.read_snapshot():
         keyword: dict[str, float] | None = None
         freqs: dict[str, tuple[int, ...]] = {}
@@ -218,7 +229,7 @@ def search(
             ctx.query_vector,
             nearest=store.nearest,
             distances=store.distances,
-            rows_of=lambda ids: store.search_rows(ids, where=where),
+            rows_of=lambda ids: candidate_rows(store, ids, where=where, heads=heads),
             text_of=lambda row: row.content,
             literals=query.literals,
             where=where,
@@ -245,8 +256,20 @@ def search(
             misses = [by_id[rid].literal_misses for rid in ids]
             order = sorted(range(len(ids)), key=lambda i: (misses[i], -score[i], ids[i]))
             chosen = [(by_id[ids[i]], scored.scored(i)) for i in order[:limit]]
+        if heads:
+            rows = store.search_rows([f.id for f, _ in chosen], where=where)
         context = hit_neighbours(store, [rows[f.id] for f, _ in chosen], where=where)
     return [_hit(rows[f.id], f, query, s, context.get(f.id, ())) for f, s in chosen]
+
+
+def candidate_rows(
+    store: Store, ids: Sequence[str], *, where: SearchFilter, heads: bool
+) -> Mapping[str, SearchRow]:
+    """The candidates' rows: their heads (:data:`CANDIDATE_LEAD_CHARS` of content: what the
+    ranking reads, without reading whole texts of long messages) or whole rows."""
+    if heads and isinstance(store, EpisodeReads):
+        return store.search_heads(ids, lead=CANDIDATE_LEAD_CHARS, where=where)
+    return store.search_rows(ids, where=where)
 
 
 class SessionsDomain:

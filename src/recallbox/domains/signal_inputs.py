@@ -28,8 +28,11 @@ from recallbox.ranking.signals import DEFAULT_WEIGHTS, QuerySignals, Weights
 from recallbox.storage.base import EpisodeReads, SearchFilter, SearchRow
 from recallbox.storage.values import GenerationSpan
 from recallbox.text.dates import may_need_anchor, query_dates
-from recallbox.text.participants import participants_of, query_participants
+from recallbox.text.participants import MAX_PREFIX_CHARS, participants_of, query_participants
 
+#: Characters of each candidate's content the ranking reads (a participant's ``Name:`` and the
+#: space after it end within them); the hits shown read their whole texts.
+CANDIDATE_LEAD_CHARS = MAX_PREFIX_CHARS + 2
 #: Two candidates of one generation at most this many places apart are read as one stretch
 #: (are they in one episode?); further apart, they are in different episodes. Bounds what one
 #: search reads: at most ``candidates × (EPISODE_SCAN_RADIUS + 2·NEIGHBOUR_WINDOW + 1)``

@@ -21,7 +21,7 @@ from recallbox.domains.chunking import (
     message_text,
     split_to_budget,
 )
-from recallbox.domains.hybrid import fuse_legs
+from recallbox.domains.hybrid import HISTORY_RANK_WINDOW, fuse_legs
 from recallbox.domains.sessions_render import cut_excerpt
 from recallbox.ranking.fusion import THRESHOLD_TRANSCRIPTS, Fused
 from recallbox.storage.base import (
@@ -130,7 +130,12 @@ def search(ctx: SearchContext, query: FtsQuery, *, limit: int) -> list[Hit]:
         if ctx.use_keyword and not query.is_empty:
             pool = max(limit, KEYWORD_CANDIDATES)
             ranked = store.keyword_ranked(
-                CORPUS_TRANSCRIPT_CHUNK, query.lexical, where=where, limit=pool
+                CORPUS_TRANSCRIPT_CHUNK,
+                query.lexical,
+                where=where,
+                limit=pool,
+                # one thread's chunks are few; a window counts every thread's matches
+                window=HISTORY_RANK_WINDOW if where.channel is None else None,
             )
             keyword = dict(ranked)
         fused, rows = fuse_legs(

@@ -40,6 +40,17 @@ BM25_IDF_FLOOR = 1e-6
 SCOPED_BM25_K1 = 1.2
 SCOPED_BM25_B = 0.3
 
+#: A global keyword search of a history corpus (messages, transcript chunks) whose query
+#: matches more rows than this scores only its candidate set: these newest matches, plus
+#: the older rows of its rare phrases (``recallbox.storage.queries.RankWindow``). FTS5 scores
+#: about a million rows a second, so a word in most rows of a long history would otherwise
+#: cost most of a second; 10 000 rows cost about 10 ms (measured, #14 README "Scale").
+#: Not tuned on any data set.
+RANK_WINDOW_MATCHES = 10_000
+#: A query phrase held by at most this many rows older than the window is searched in full
+#: (its older rows join the candidates, scored in Python at a few µs each). Not tuned.
+RANK_RARE_PHRASE_ROWS = 1_000
+
 Phrase = Sequence[str]
 
 

@@ -42,6 +42,7 @@ from recallbox.storage.queries import (
     LexicalQuery,
     LiteralQuery,
     Phrase,
+    RankWindow,
     SearchFilter,
 )
 from recallbox.storage.recall_protocols import HitLog, ToolOutputStore
@@ -223,10 +224,12 @@ class KeywordIndex(Protocol):
     """Ranked keyword search over any corpus (DESIGN §4.1)."""
 
     def keyword_ranked(
-        self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int
-    ) -> list[tuple[str, float]]:
+        self, corpus: str, query: LexicalQuery, *, where: SearchFilter, limit: int,
+        window: RankWindow | None = None,
+    ) -> list[tuple[str, float]]:  # fmt: skip
         """``(public id, s)``, ``s`` the BM25 score over the whole corpus (higher is better),
-        of the visible rows matching ``query``; best first, ties by id, at most ``limit``."""
+        of the visible rows matching ``query`` (only ``window``'s candidates: ``RankWindow``);
+        best first, ties by id, at most ``limit``."""
 
     def keyword_scope(
         self, corpus: str, query: LexicalQuery, *, where: SearchFilter
@@ -477,6 +480,7 @@ __all__ = [
     "NewToolOutput",
     "Phrase",
     "PolicyStore",
+    "RankWindow",
     "ReadableMessage",
     "RowFrequencies",
     "SearchFilter",

@@ -66,9 +66,7 @@ class CodeStore(Protocol):
     ) -> dict[str, CodeSymbolRow]:
         """The visible symbols among ``keys`` (public ids); the others are simply absent."""
 
-    def code_name_matches(
-        self, name_seg: str, *, where: SearchFilter, limit: int
-    ) -> list[str]:
+    def code_name_matches(self, name_seg: str, *, where: SearchFilter, limit: int) -> list[str]:
         """Keys of up to ``limit`` visible symbols whose ``name_seg`` equals ``name_seg``, by
         scope and symbol id."""
 

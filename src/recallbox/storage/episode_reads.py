@@ -30,6 +30,13 @@ class EpisodeReads(Protocol):
     def newest_created_at(self, *, where: SearchFilter) -> datetime | None:
         """The newest ``created_at`` of the last message (by ``seq``) of each allowed thread."""
 
+    def search_heads(
+        self, ids: Sequence[str], *, lead: int, where: SearchFilter
+    ) -> dict[str, SearchRow]:
+        """:meth:`~recallbox.storage.base.ThreadStore.search_rows`, each row's ``content`` cut
+        to its first ``lead`` characters: what the ranking reads of every candidate (a
+        participant's ``Name:``), without reading whole texts; the hits shown read theirs."""
+
     def adjacent_rows(
         self, ids: Sequence[str], radius: int, *, where: SearchFilter
     ) -> dict[str, tuple[SearchRow, ...]]:

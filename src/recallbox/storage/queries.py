@@ -64,6 +64,37 @@ class LiteralQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class RankWindow:
+    """Which matching rows a global ranked keyword search scores (the *candidate set*), when
+    its query matches more than ``matches`` rows of the corpus; below that every match is
+    scored (exact).
+
+    The candidate set, in a backend's row order (insertion order: newest = highest row id):
+
+    1. the newest ``matches`` rows that match the query (any phrase), matched rows hidden by
+       the visibility rule or the filter included — the rule is applied to the ranked rows;
+    2. every older matching row holding a phrase of the query that at most ``rare_rows``
+       older rows hold (a rare phrase is always searched in full).
+
+    Each candidate is scored by BM25 over the **whole** corpus (IDF and average length of
+    every row, as without a window), so a candidate's score does not depend on the window.
+    When fewer than ``limit`` candidates are visible, ``matches`` is multiplied by ``growth``
+    and the set rebuilt, until ``limit`` are visible or every match is a candidate. A backend
+    returns the best ``limit`` visible candidates by that score, ties by id.
+    """
+
+    matches: int
+    rare_rows: int
+    growth: int = 4
+
+    def __post_init__(self) -> None:
+        if self.matches < 1 or self.rare_rows < 0 or self.growth < 2:
+            raise ValueError(
+                f"a RankWindow needs matches >= 1, rare_rows >= 0, growth >= 2: {self}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
 class SearchFilter:
     """How a search narrows what the visibility rule already lets through (never widens it).
 

@@ -58,7 +58,11 @@ def memory(request: Request) -> Response:
     counts = {s: sum(1 for f in rows if f.entry.state == s) for s in MEMORY_STATES}
     order = {s: i for i, s in enumerate(MEMORY_STATES)}
     shown = sorted(
-        (f for f in rows if (state is None or f.entry.state == state) and kind in (None, f.entry.type)),
+        (
+            f
+            for f in rows
+            if (state is None or f.entry.state == state) and kind in (None, f.entry.type)
+        ),
         key=lambda f: (types.index(f.entry.type), order.get(f.entry.state, 9), f.entry.key),
     )
     pager = paginate(shown, int_param(request, "page", 1, 1), INVENTORY_PAGE_SIZE)

@@ -94,7 +94,9 @@ def _node(label: str, value: Any, depth: int, budget: _Budget) -> TreeNode:
         items: Sequence[tuple[str, Any]] = [(str(k), v) for k, v in value.items()]
         return _container(label, "object", items, depth, budget)
     if isinstance(value, list | tuple):
-        return _container(label, "array", [(f"[{i}]", v) for i, v in enumerate(value)], depth, budget)
+        return _container(
+            label, "array", [(f"[{i}]", v) for i, v in enumerate(value)], depth, budget
+        )
     if isinstance(value, str):
         shown = value[:TREE_LEAF_MAX_CHARS]
         return TreeNode(label, "string", shown, len(value), clipped=len(value) - len(shown))

@@ -24,7 +24,12 @@ RECALL_BUDGET_CHARS = 12_000
 #: A hit block's metadata line in a ``search_memory`` result (DESIGN §3.2).
 BLOCK_HEADER_RE = re.compile(r"^\[message_id=(?P<id>[^\s\]]+)(?P<meta>[^\n]*)\]$")
 #: Lines of the verb's own that end a hit block (stored text starting so is escaped, §3.5).
-OWN_LINE_PREFIXES: tuple[str, ...] = ("The following is", "--- ", "Expand any hit", "Continue with ")
+OWN_LINE_PREFIXES: tuple[str, ...] = (
+    "The following is",
+    "--- ",
+    "Expand any hit",
+    "Continue with ",
+)
 NOTICE_RE = re.compile(r"^(At least )?\d+\+? more hits not shown; narrow the query to see them\.$")
 FOOTER = "Expand any hit with read_message(message_id)."
 

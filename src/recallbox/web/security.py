@@ -116,9 +116,7 @@ class Guard:
 
     def auth_cookie(self) -> str:
         """The ``Set-Cookie`` value a ``?token=`` link answers with."""
-        return (
-            f"{AUTH_COOKIE}={self._auth_cookie_value()}; Path=/; HttpOnly; SameSite=Strict"
-        )
+        return f"{AUTH_COOKIE}={self._auth_cookie_value()}; Path=/; HttpOnly; SameSite=Strict"
 
 
 def _cookies(headers: Headers) -> dict[str, str]:
@@ -253,7 +251,9 @@ def _with_headers(send: Send) -> Send:
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             present = {name.lower() for name, _ in message.get("headers", [])}
-            extra = [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS if k.encode() not in present]
+            extra = [
+                (k.encode(), v.encode()) for k, v in SECURITY_HEADERS if k.encode() not in present
+            ]
             message = {**message, "headers": [*message.get("headers", []), *extra]}
         await send(message)
 

@@ -6,9 +6,9 @@ the words around it) and must never show ``B`` — nor any other canary, nor a d
 name when the surface is agent-facing. A query that matches only denied items must produce what
 a query that matches nothing produces (a never-stored word in its place).
 
-:data:`SURFACES` is the one table of interfaces: each :class:`Surface` turns a
-:class:`Planted` session into the texts it outputs. A later domain (memory, knowledge, code,
-tool outputs, recall) adds its verbs as rows there.
+:data:`~reliability.harness.canary_surfaces.SURFACES` is the one table of interfaces: each
+:class:`Surface` turns a :class:`Planted` session into the texts it outputs. A later domain
+(memory, knowledge, code, tool outputs, recall) adds its verbs as rows there.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +207,9 @@ class Surface:
     outputs: Callable[[Planted, list[str]], Iterator[tuple[str, str]]]
     compare: bool = False
     """Whether a query's output must equal a never-stored word's output (word swapped back)."""
+    compared: Callable[[Planted, list[str]], Iterator[tuple[str, str]]] | None = None
+    """The outputs the comparison reads, when fewer than ``outputs`` (the others are skipped
+    by it anyway: outputs that name no query, vector-ranked ones)."""
 
 
 FRESH_PREFIX = "zqnoword"
@@ -257,176 +258,6 @@ def python_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
             )
 
 
-def cli_run(p: Planted, *args: str, stdin: str = "") -> str:
-    env = {**os.environ, "RECALLBOX_DEBUG": "1", "RECALLBOX_HOME": str(p.work / "home")}
-    done = subprocess.run(
-        [sys.executable, "-m", "recallbox", "--db", str(p.db), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
-    )
-    return f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-
-
-def cli_agent_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
-    for q in queries:
-        for json_flag in ((), ("--json",)):
-            yield f"cli search-memory {q!r}", cli_run(p, "search-memory", q, *json_flag)
-            yield (
-                f"cli search {q!r}{VECTOR_MARK}",
-                cli_run(p, "search", q, "--embedder", "hash", *json_flag),
-            )
-            yield (
-                f"cli search {q!r}",
-                cli_run(p, "search", q, "--embedder", "hash", "--no-embed", *json_flag),
-            )
-        yield f"cli recall {q!r}", cli_run(p, "recall", q, *json_flag)
-        yield f"cli recall-context {q!r}", cli_run(p, "recall-context", q, *json_flag)
-        yield f"cli code search {q!r}", cli_run(p, "code", "search", q, *json_flag)
-    for message_id in p.denied_ids[:3]:
-        yield f"cli read {message_id}", cli_run(p, "read", message_id)
-    for handle in p.denied_handles[:2]:
-        yield f"cli expand {handle}", cli_run(p, "expand", handle)
-    for channel in p.denied_channels[:2]:
-        session = channel.split(":", 1)[1]
-        payload = json.dumps(
-            {"hook_event_name": "SessionStart", "source": "compact", "session_id": session}
-        )
-        yield f"cli hook {session}", cli_run(p, "hook", "claude-code", stdin=payload)
-
-
-def cli_person_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
-    for json_flag in ((), ("--json",)):
-        yield "cli thread list", cli_run(p, "thread", "list", *json_flag)
-        yield "cli policy show", cli_run(p, "policy", "show", *json_flag)
-        yield "cli doctor", cli_run(p, "doctor", *json_flag)
-        for channel in p.denied_channels[:2]:
-            yield f"cli thread show {channel}", cli_run(p, "thread", "show", channel, *json_flag)
-    yield "cli import again", cli_run(p, "import", "claude-code", str(p.work / "transcripts"))
-
-
-def _mcp_calls(p: Planted, queries: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for q in queries:
-        calls.append(("search_memory", {"query": q}))
-        calls.append(("search_memory", {"query": q, "channel": p.denied_channels[0]}))
-        calls.append(("recall", {"query": q}))
-        calls.append(("recall_context", {"query": q}))
-        calls.append(("recall_context", {"query": q, "source": EXCLUSIONS[0]}))
-    calls += [("read_message", {"message_id": m}) for m in p.denied_ids[:5]]
-    calls += [("expand", {"handle": h}) for h in p.denied_handles[:2]]
-    calls += [("recall", {"query": q, "domains": ["code"]}) for q in queries[:2]]
-    return calls
-
-
-def _tool_texts(result: Any) -> str:
-    return "\n".join(getattr(c, "text", repr(c)) for c in result.content) + repr(
-        getattr(result, "structured_content", None)
-    )
-
-
-def mcp_stdio_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
-    import anyio
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    errlog = p.work / "mcp-stdio.stderr"
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "recallbox", "--db", str(p.db), "mcp"],
-        env={**os.environ, "RECALLBOX_DEBUG": "1", "RECALLBOX_HOME": str(p.work / "home")},
-    )
-
-    async def go() -> list[tuple[str, str]]:
-        out = []
-        with errlog.open("w") as err:
-            async with Client(stdio_client(params, errlog=err)) as client:
-                tools = await client.list_tools()
-                out.append(("mcp list_tools", repr(tools)))
-                for name, args in _mcp_calls(p, queries):
-                    result = await client.call_tool(name, args)
-                    out.append((f"mcp stdio {name} {args}", _tool_texts(result)))
-        return out
-
-    yield from anyio.run(go)
-    yield "mcp stdio stderr", errlog.read_text()
-
-
-def mcp_http_outputs(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
-    import socket
-    import time
-
-    import anyio
-    from mcp import Client
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    errlog = p.work / "mcp-http.stderr"
-    with errlog.open("w") as err:
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "recallbox",
-                "--db",
-                str(p.db),
-                "mcp",
-                "--http",
-                "--port",
-                str(port),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env={**os.environ, "RECALLBOX_DEBUG": "1", "RECALLBOX_HOME": str(p.work / "home")},
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                with socket.socket() as s:
-                    if s.connect_ex(("127.0.0.1", port)) == 0:
-                        break
-                time.sleep(0.1)
-
-            async def go() -> list[tuple[str, str]]:
-                out = []
-                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                    for name, args in _mcp_calls(p, queries):
-                        result = await client.call_tool(name, args)
-                        out.append((f"mcp http {name} {args}", _tool_texts(result)))
-                return out
-
-            yield from anyio.run(go)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-    yield "mcp http stderr", errlog.read_text()
-
-
-def log_files(p: Planted, queries: list[str]) -> Iterator[tuple[str, str]]:
-    """Every file recallbox wrote under its home, the database files excepted."""
-    files = sorted((p.work / "home").rglob("*"))
-    yield "home listing", "\n".join(map(str, files))
-    for path in files:
-        if path.is_file() and not path.name.startswith(p.db.name):
-            yield f"file {path}", path.read_text(encoding="utf-8", errors="replace")
-
-
-SURFACES: list[Surface] = [
-    Surface("python", "agent", python_outputs, compare=True),
-    Surface("cli (agent-facing)", "agent", cli_agent_outputs, compare=True),
-    Surface("cli (person-facing)", "person", cli_person_outputs),
-    Surface("mcp stdio", "agent", mcp_stdio_outputs, compare=True),
-    Surface("mcp http", "agent", mcp_http_outputs, compare=True),
-    Surface("log files", "person", log_files),
-]
-"""Every interface. The memory, knowledge, code, tool-output and recall verbs are rows of the
-Python, CLI and MCP surfaces."""
-
-
 @dataclass(slots=True)
 class ScanResult:
     planted: int = 0
@@ -455,8 +286,9 @@ def scan(
 def same_as_nothing(p: Planted, surface: Surface, queries: list[str]) -> list[str]:
     """A canary query's outputs equal a never-stored word's (that word swapped back)."""
     words = {q: next(a for a, _ in p.pairs if a[:-2] in q.lower()) for q in queries}
-    mine = list(surface.outputs(p, queries))
-    theirs = list(surface.outputs(p, [swap(q, words[q], fresh(words[q])) for q in queries]))
+    outputs = surface.compared or surface.outputs
+    mine = list(outputs(p, queries))
+    theirs = list(outputs(p, [swap(q, words[q], fresh(words[q])) for q in queries]))
     problems = []
     for (label, text), (_, other) in zip(mine, theirs, strict=True):
         q = next((x for x in queries if repr(x) in label or x in label), None)

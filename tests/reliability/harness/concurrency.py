@@ -10,6 +10,7 @@ the longest read (and the longest read while the importer ran).
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ import recallbox
 from reliability.harness.ack import read_acks
 from reliability.harness.invariants import WRITTEN_ACKS, check_store, order_problems
 from reliability.harness.jobs import JOB_KINDS, JobEnv
-from reliability.harness.procs import Child, spawn
+from reliability.harness.procs import Child, Zygote, spawn
 
 LOCKED_WORDS = ("database is locked", "locked", "BusyError", "Traceback")
 
@@ -55,25 +56,28 @@ def run_concurrently(root: Path, roles: list[Role], *, seed: int = 0) -> Concurr
         JOB_KINDS[role.kind].before_run(env)
     children: list[Child] = []
     started = time.monotonic()
-    for role in roles:
-        for i in range(role.processes):
-            writer = f"{JOB_KINDS[role.kind].tag}{len(children)}"
-            children.append(spawn(role.kind, env.db, root, writer=writer, params=role.params))
-            del i
-    for child in children:
-        child.wait_ready()
-    result = ConcurrencyResult(processes=len(children))
-    writers = [c for c in children if c.kind != "reader"]
-    for child in writers:
-        code = child.wait()
-        if code != 0:
-            result.problems.append(f"{child.kind} exited {code}: {child.stderr()[-1500:]}")
-    (root / "stop").touch()
-    for child in children:
-        if child.kind == "reader":
+    result = ConcurrencyResult()
+    with Zygote(role.kind for role in roles) as zygote:  # each process forked: no start-up
+        for role in roles:
+            for _ in range(role.processes):
+                writer = f"{JOB_KINDS[role.kind].tag}{len(children)}"
+                children.append(
+                    spawn(role.kind, env.db, root, writer=writer, params=role.params, zygote=zygote)
+                )
+        for child in children:
+            child.wait_ready()
+        result.processes = len(children)
+        writers = [c for c in children if c.kind != "reader"]
+        for child in writers:
             code = child.wait()
             if code != 0:
-                result.problems.append(f"reader exited {code}: {child.stderr()[-1500:]}")
+                result.problems.append(f"{child.kind} exited {code}: {child.stderr()[-1500:]}")
+        (root / "stop").touch()
+        for child in children:
+            if child.kind == "reader":
+                code = child.wait()
+                if code != 0:
+                    result.problems.append(f"reader exited {code}: {child.stderr()[-1500:]}")
     result.seconds = time.monotonic() - started
     all_acks: list[dict[str, Any]] = []
     reads: list[float] = []
@@ -185,8 +189,10 @@ def reads_during_held_import(root: Path, *, seed: int = 0) -> HeldImportResult:
             last = reader.stderr().strip().splitlines()[-1:]
             result.problems.append(f"a reader failed while the import held the lock: {last}")
             return result  # the CLI readers would wait the full busy timeout each
-        for args in (("search-memory", "deploy"), ("search", "deploy"), ("thread", "list")):
-            out = cli(*args, db=db)
+        reads_args = (("search-memory", "deploy"), ("search", "deploy"), ("thread", "list"))
+        with concurrent.futures.ThreadPoolExecutor(len(reads_args)) as pool:  # all at once
+            outs = list(pool.map(lambda args: cli(*args, db=db), reads_args))
+        for args, out in zip(reads_args, outs, strict=True):
             if out.returncode != 0:
                 result.problems.append(
                     f"`recallbox {' '.join(args)}` exited {out.returncode}: {out.stderr.strip()[-500:]}"

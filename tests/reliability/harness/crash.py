@@ -18,7 +18,7 @@ from pathlib import Path
 from reliability.harness.ack import read_acks
 from reliability.harness.invariants import WRITTEN_ACKS, check_store, distinct_acks
 from reliability.harness.jobs import JOB_KINDS, JobEnv
-from reliability.harness.procs import spawn
+from reliability.harness.procs import Zygote, spawn
 
 LOOP_WINDOW_S = {"python": 1.0, "cli": 3.0}
 """Kill window of a looping job, measured from its ``ready`` line."""
@@ -42,9 +42,9 @@ class CrashResult:
 
 
 def _run_to_end(
-    kind: str, env: JobEnv, acks: Path, writer: str, params: dict
+    kind: str, env: JobEnv, acks: Path, writer: str, params: dict, zygote: Zygote
 ) -> tuple[int, float, str]:
-    child = spawn(kind, env.db, env.work, writer=writer, params=params, acks=acks)
+    child = spawn(kind, env.db, env.work, writer=writer, params=params, acks=acks, zygote=zygote)
     child.wait_ready()
     started = time.monotonic()
     code = child.wait()
@@ -52,7 +52,14 @@ def _run_to_end(
 
 
 def crash_series(kind: str, root: Path, kills: int, *, seed: int = 0) -> CrashResult:
-    """Kill ``kind`` ``kills`` times (see the module docstring)."""
+    """Kill ``kind`` ``kills`` times (see the module docstring); every run is a child forked
+    from one zygote (:class:`~reliability.harness.procs.Zygote`): the interpreter's start and
+    the imports are paid once per series, not once per run."""
+    with Zygote([kind]) as zygote:
+        return _series(kind, root, kills, seed, zygote)
+
+
+def _series(kind: str, root: Path, kills: int, seed: int, zygote: Zygote) -> CrashResult:
     job = JOB_KINDS[kind]
     work = root / kind
     (work / "home").mkdir(parents=True, exist_ok=True)
@@ -66,7 +73,7 @@ def crash_series(kind: str, root: Path, kills: int, *, seed: int = 0) -> CrashRe
         result.window_s = LOOP_WINDOW_S[job.interface]
     else:
         job.before_run(env)
-        code, duration, err = _run_to_end(kind, env, acks, "calibrate", {})
+        code, duration, err = _run_to_end(kind, env, acks, "calibrate", {}, zygote)
         if code != 0:
             result.problems.append(f"the calibration run exited {code}: {err[-1000:]}")
             return result
@@ -76,7 +83,7 @@ def crash_series(kind: str, root: Path, kills: int, *, seed: int = 0) -> CrashRe
         attempt += 1
         env.runs += 1
         job.before_run(env)
-        child = spawn(kind, env.db, work, writer=f"{job.tag}{attempt}", acks=acks)
+        child = spawn(kind, env.db, work, writer=f"{job.tag}{attempt}", acks=acks, zygote=zygote)
         child.wait_ready()
         time.sleep(rng.uniform(0, result.window_s))
         alive = child.proc.poll() is None
@@ -97,7 +104,7 @@ def crash_series(kind: str, root: Path, kills: int, *, seed: int = 0) -> CrashRe
             break
     env.runs += 1
     job.before_run(env)
-    code, _, err = _run_to_end(kind, env, acks, "complete", job.complete_params)
+    code, _, err = _run_to_end(kind, env, acks, "complete", job.complete_params, zygote)
     if code != 0:
         result.problems.append(f"the completing run exited {code}: {err[-1000:]}")
     else:

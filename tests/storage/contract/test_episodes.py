@@ -1,9 +1,11 @@
 """EpisodeReads (#21): where episodes start, the newest time, the messages around a hit; and
-the positions ``search_rows`` returns. The pure reference is ``ranking.episodes``."""
+the positions ``search_rows`` returns and the candidates' heads. The pure reference is
+``ranking.episodes``."""
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -126,3 +128,36 @@ def test_search_rows_place_each_message(store: Store) -> None:
             messages[rid].seq,
         )
     assert found[first[0]].generation != found[later].generation
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(st.text(min_size=1, max_size=90), st.booleans(), st.sampled_from("ab")),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(0, 60),
+    st.sampled_from([None, "a", "b"]),
+)
+def test_search_heads_are_the_rows_with_their_texts_cut(
+    store_factory: StoreFactory,
+    texts: list[tuple[str, bool, str]],
+    lead: int,
+    channel: str | None,
+) -> None:
+    store = store_factory(f"heads{next(_names)}")
+    ids = []
+    for n, (text, pending, thread) in enumerate(texts):
+        (message,) = store.append(
+            thread, [row(text or "x", created_at=T0 + timedelta(seconds=n), pending=pending)]
+        )
+        ids.append(message.id)
+    where = SearchFilter(channel=channel)
+    full = store.search_rows([*ids, "m_unknown"], where=where)
+    heads = store.search_heads([*ids, "m_unknown"], lead=lead, where=where)
+    assert set(heads) == set(full)  # the same visibility and filter
+    for rid, whole in full.items():
+        assert heads[rid].content == whole.content[:lead]
+        assert heads[rid] == replace(whole, content=heads[rid].content)
+    assert store.search_heads([], lead=lead, where=where) == {}

@@ -1,5 +1,8 @@
 """The in-memory copy of a space's vectors (``vector_cache.py``, #12): the same answers as the
-exact search in sqlite-vec, the privacy gate in front, and a copy never outliving a write."""
+exact search in sqlite-vec, the privacy gate in front, and a copy never outliving a write; and
+the window copy of a big space's newest threads (``vector_window.py``, #14): the same answers
+as sqlite-vec's KNN over those threads, rebuilt after a vector write, and a change of window
+reads only the threads it did not hold."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from hypothesis import strategies as st
 import recallbox
 from recallbox.storage.base import CORPUS_MEMORY_ENTRY, CORPUS_MESSAGE, SearchFilter
 from recallbox.storage.deadline import Deadline
-from recallbox.storage.sqlite import connection, vector_cache
+from recallbox.storage.sqlite import connection, vector_cache, vector_window, vectors
 from recallbox.storage.sqlite.store import SQLiteStore
 from recallbox.storage.sqlite.vector_cache import VectorCache
 
@@ -229,3 +232,148 @@ def test_a_purge_makes_the_copy_read_again(db_path: Path, monkeypatch: pytest.Mo
         box.purge(gone.id)
         got = store.nearest(q, space=space, where=SearchFilter(), limit=5)
         assert got == [(kept.id, 0.0)] and reads == [2, 1]
+
+
+# -- the window copy of a big space (vector_window.py, #14) -------------------------------
+
+
+def _sqlite_vec(store: SQLiteStore) -> SQLiteStore:
+    """The same store with every copy off: the window is searched by per-thread KNN."""
+    store.vector_copies = VectorCache(enabled=False)
+    return store
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    vectors_=st.lists(_vector(), min_size=2, max_size=30),
+    duplicates=st.lists(st.integers(0, 29), max_size=8),
+    placement=st.lists(st.tuples(st.integers(0, 3), st.booleans()), min_size=40, max_size=40),
+    quarantined=st.sets(st.sampled_from(THREADS), max_size=1),
+    queries=st.lists(_vector(), min_size=1, max_size=3),
+    window=st.integers(1, 40),
+    knn_k=st.sampled_from((2, 3, vectors.VEC_MAX_K)),
+    limit=st.integers(1, 20),
+)
+def test_the_window_copy_answers_exactly_as_sqlite_vec(
+    vectors_: list[list[float]],
+    duplicates: list[int],
+    placement: list[tuple[int, bool]],
+    quarantined: set[str],
+    queries: list[list[float]],
+    window: int,
+    knn_k: int,
+    limit: int,
+) -> None:
+    rows = vectors_ + [vectors_[i % len(vectors_)] for i in duplicates]  # ties on purpose
+    table = TableEmbedder([*rows, *queries])
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
+        patch.setattr(vectors, "GLOBAL_SCAN_VECTORS", window)
+        # a small k makes partitions "bigger than a KNN": the rest is read by row id
+        patch.setattr(vector_window, "VEC_MAX_K", knn_k)
+        path = Path(tmp) / "v.db"
+        with recallbox.open(path, embedder=table) as box:
+            for channel in THREADS:
+                box.create_thread(channel)
+            for i in range(len(rows)):
+                thread, pending = placement[i]
+                box.append(THREADS[thread], "user", f"v{i} row", pending=pending)
+            box.embed_all()
+            for channel in quarantined:
+                box.quarantine(channel)
+            store: SQLiteStore = box.store  # type: ignore[assignment]
+            space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+            every = ["nope", *(m.id for t in THREADS for m in box.messages(t))]
+            answers = []
+            for n, _ in enumerate(queries):
+                q = table.vectors[len(rows) + n]
+                got = store.nearest(q, space=space, where=SearchFilter(), limit=limit)
+                # in the window from its copy, outside it by row id
+                measured = store.distances(q, every, space=space, where=SearchFilter())
+                answers.append((q, got, measured))
+            assert space.id in store.vector_windows._windows
+            exact = _sqlite_vec(store)
+            for q, got, measured in answers:
+                old = exact.nearest(q, space=space, where=SearchFilter(), limit=limit)
+                _same_up_to_boundary_ties(got, old)
+                assert measured == exact.distances(q, every, space=space, where=SearchFilter())
+
+
+def _space_db(path: Path) -> tuple[TableEmbedder, list[str]]:
+    table = TableEmbedder([[1.0, float(i), 0, 0, 0, 0, 0, 0] for i in range(6)])
+    with recallbox.open(path, embedder=table) as box:
+        ids = [box.append(THREADS[i % 3], "user", f"v{i} row").id for i in range(6)]
+        box.embed_all()
+    return table, ids
+
+
+def test_a_vector_write_rebuilds_the_window(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
+    table, ids = _space_db(db_path)
+    with recallbox.open(db_path, embedder=table) as box:
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        first = store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=9)
+        assert sorted(i for i, _ in first) == sorted(ids)
+        with recallbox.open(db_path, embedder=table) as other:  # its own connections
+            twin = other.append(THREADS[0], "user", "v0 twin")
+            assert other.embed_all() == 1
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        again = store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=9)
+        assert twin.id in {i for i, _ in again}
+
+
+def test_a_new_thread_in_the_window_is_read_alone(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
+    monkeypatch.setattr(vectors, "GLOBAL_SCAN_VECTORS", 4)  # the two newest threads
+    table, _ = _space_db(db_path)
+    read: list[int] = []
+    real = vector_window._partition_rows
+
+    def counted(conn: Any, table_name: str, dim: int, partition: int, rowids_of: Any) -> Any:
+        read.append(partition)
+        return real(conn, table_name, dim, partition, rowids_of)
+
+    monkeypatch.setattr(vector_window, "_partition_rows", counted)
+    with recallbox.open(db_path, embedder=table) as box:
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=3)
+        assert len(read) == 2
+        box.append(THREADS[0], "user", "no vector: the oldest thread becomes the newest")
+        got = store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=9)
+        assert len(read) == 3  # only the thread that entered the window was read
+        assert len(got) == 4 and len(store.vector_windows._windows[space.id][1].rowids) == 4
+
+
+def test_rows_orthogonal_to_a_sparse_query_are_ranked_without_measuring_them(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hashing embedder's sparse vectors tie by the thousand at distance exactly 1.0 (no
+    # shared dimension): they are taken in row id order, visible ones only, and never measured.
+    table = TableEmbedder([[0, 1.0, 0, 0, 0, 0, 0, 0], [1.0, 0, 0, 0, 0, 0, 0, 0]])
+    with recallbox.open(db_path, embedder=table) as box:
+        rows = [box.append("t", "user", "v0 row", pending=i % 3 == 0) for i in range(60)]
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        measured: list[int] = []
+        real = vector_cache.exact_distances
+
+        def counted(conn: Any, vector: Any, blobs: Sequence[bytes]) -> list[float]:
+            measured.append(len(blobs))
+            return real(conn, vector, blobs)
+
+        monkeypatch.setattr(vector_cache, "exact_distances", counted)
+        got = store.nearest(table.vectors[1], space=space, where=SearchFilter(), limit=5)
+        shown = [m.id for m in rows if not m.pending]
+        assert got == [(i, 1.0) for i in shown[:5]]
+        assert sum(measured) == 0
+        old = _exact(store).nearest(table.vectors[1], space=space, where=SearchFilter(), limit=5)
+        _same_up_to_boundary_ties(got, old)

@@ -8,15 +8,16 @@ from pathlib import Path
 
 import apsw
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recallbox
 from recallbox.ranking.bm25 import scope_scores
 from recallbox.storage.base import CORPUS_MESSAGE, EmbeddingSpace, SearchFilter
-from recallbox.storage.sqlite import keyword, vectors
+from recallbox.storage.sqlite import keyword, vec0_read, vectors
 from recallbox.storage.sqlite.match import render_match
 from recallbox.storage.sqlite.store import SQLiteStore
+from recallbox.storage.sqlite.vector_cache import VectorCache
 from recallbox.text.cjk import segment
 from recallbox.text.fts_query import build_fts_query
 
@@ -241,3 +242,84 @@ def test_a_global_search_of_a_big_space_is_exact_over_the_newest_threads(
         assert len(scoped) == 2
         far = store.distances([1.0, 0.0], [old[0].id], space=space, where=everything)
         assert list(far) == [old[0].id]
+
+
+def test_hidden_rows_nearest_in_a_thread_never_hide_a_visible_one(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the in-memory copies, the newest threads are searched by one KNN each: pending
+    # rows nearest in their thread took the whole first k, and the visible row after them
+    # was lost (the KNN was never widened).
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        box.append_many("t", [{"role": "user", "content": f"x hidden {i}", "pending": True}
+                              for i in range(6)])  # fmt: skip
+        shown = box.append("t", "user", "y shown")
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        store.vector_copies = VectorCache(enabled=False)
+        monkeypatch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
+        got = store.nearest([1.0, 0.0], space=space_of(store), where=SearchFilter(), limit=1)
+        assert [i for i, _ in got] == [shown.id]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 300), st.integers(1, 5), st.integers(-3, 3)), max_size=120),
+    st.lists(st.integers(1, 300), max_size=40),
+    st.lists(st.integers(1, 320), min_size=1, max_size=60),
+    st.booleans(),
+)
+def test_read_vectors_reads_what_vec0_stores(
+    writes: list[tuple[int, int, int]], deletes: list[int], asked: list[int], direct: bool
+) -> None:
+    # writes may rewrite a row (delete + insert, as upsert does), deletes leave holes in the
+    # chunks; the direct read of the chunks and vec0's own point queries agree byte for byte
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE TABLE embedding_spaces (id INTEGER PRIMARY KEY, version INTEGER)")
+    vectors.create_table(conn, 1, 4)
+    for rowid, partition, value in writes:
+        vectors.upsert(conn, 1, [(rowid, partition, [float(value), 1.0, float(rowid), 0.5])])
+    for rowid in deletes:
+        conn.execute(f"DELETE FROM {vectors.table_name(1)} WHERE rowid = ?", (rowid,))
+    expected = {
+        int(r[0]): bytes(r[1])
+        for r in conn.execute(f"SELECT rowid, embedding FROM {vectors.table_name(1)}")
+        if int(r[0]) in set(asked)
+    }
+    versions = vec0_read.DIRECT_READ_VERSIONS if direct else frozenset()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vec0_read, "DIRECT_READ_VERSIONS", versions)
+        assert vec0_read.read_vectors(conn, 1, 4, asked) == expected
+    assert vec0_read._direct_layout(conn, vectors.table_name(1))  # the layout this build knows
+
+
+def _booked(store: SQLiteStore) -> int:
+    with store.pool.reading() as conn:
+        return int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+
+
+def test_a_space_counts_its_vectors_through_every_write(db_path: Path) -> None:
+    # the count is kept by triggers (migration 13), not counted per search
+    with recallbox.open(db_path, embedder=AxisEmbedder()) as box:
+        first = box.append_many("a", [{"role": "user", "content": f"x {i}"} for i in range(6)])
+        box.embed_all()
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        assert space_of(store).count == _booked(store) == 6
+        box.append("a", "user", "y new")
+        box.embed_all()  # inserts
+        assert space_of(store).count == _booked(store) == 7
+        with store.pool.transaction() as conn:  # a rewrite of bookkeeping, then a forget
+            vectors.forget(conn, CORPUS_MESSAGE, [store_rowid(store, first[0].id)])
+        assert space_of(store).count == _booked(store) == 6
+        with store.pool.transaction() as conn:
+            conn.execute("UPDATE embedding_spaces SET vectors = 99")
+        assert not all(h.healthy for h in store.doctor().indexes if h.table.startswith("vec_"))
+        store.doctor(repair=True)
+        assert space_of(store).count == _booked(store) == 6
+        assert store.drop_embedding_space(space_of(store)) == 6
+        assert store.embedding_spaces(CORPUS_MESSAGE) == []
+
+
+def store_rowid(store: SQLiteStore, uid: str) -> int:
+    with store.pool.reading() as conn:
+        return int(conn.execute("SELECT id FROM messages WHERE uid = ?", (uid,)).fetchone()[0])

@@ -40,9 +40,13 @@ def render_report(report: CodeIndexReport) -> str:
         f"{report.total_edges} edge(s); resolved {resolution}, {report.edges_updated} changed",
     ]
     if report.languages:
-        lines.append("  parsed: " + ", ".join(f"{k} {v}" for k, v in sorted(report.languages.items())))
+        lines.append(
+            "  parsed: " + ", ".join(f"{k} {v}" for k, v in sorted(report.languages.items()))
+        )
     if report.skipped:
-        lines.append("  skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())))
+        lines.append(
+            "  skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items()))
+        )
         lines.extend(f"    {s.path} ({s.reason})" for s in report.skipped_files[:SKIPPED_SHOWN])
     if report.languages_skipped:
         missing = ", ".join(f"{k} {v}" for k, v in sorted(report.languages_skipped.items()))
@@ -147,9 +151,7 @@ def code_search(
     Example: recallbox code search searchMemory --scope src --json
     """
     with open_box(ctx, embedder=embedder) as box:
-        hits = box.search(
-            query, domain="code", scope=scope, limit=limit, allow_embed=not no_embed
-        )
+        hits = box.search(query, domain="code", scope=scope, limit=limit, allow_embed=not no_embed)
     if as_json:
         emit_json(hits)
     else:

@@ -170,7 +170,7 @@ def _echo_curated(curated: CuratedDemo, path: Path) -> None:
         "entries, not the whole file:\n"
     )
     click.echo(curated.context.render() or "(nothing matched)")
-    click.echo(f"\nnext: recallbox --db {path} recall-context \"staging key\"")
+    click.echo(f'\nnext: recallbox --db {path} recall-context "staging key"')
 
 
 def _echo_code_step(path: Path, step: CodeDemo | None) -> None:

@@ -39,7 +39,11 @@ _MAJOR_VERSION = re.compile(r"v\d+")
 def extract(builder: FileBuilder, root: Node) -> None:
     """Fill ``builder`` from a Go syntax tree."""
     package = next((c for c in root.named_children if c.type == "package_clause"), None)
-    name = builder.text(package.named_children[0]) if package is not None and package.named_child_count else ""
+    name = (
+        builder.text(package.named_children[0])
+        if package is not None and package.named_child_count
+        else ""
+    )
     doc = builder.leading_comment(package, climb=False) if package is not None else ""
     scope = builder.module(name or builder.path.rsplit("/", 1)[-1].split(".", 1)[0], root, doc)
     walk(builder, root, scope, HANDLERS)
@@ -48,7 +52,11 @@ def extract(builder: FileBuilder, root: Node) -> None:
 def _type_name(builder: FileBuilder, node: Node | None) -> str:
     while node is not None and node.type in ("pointer_type", "generic_type", "parenthesized_type"):
         inner = node.child_by_field_name("type")
-        node = inner if inner is not None else (node.named_children[0] if node.named_child_count else None)
+        node = (
+            inner
+            if inner is not None
+            else (node.named_children[0] if node.named_child_count else None)
+        )
     return builder.text(node) if node is not None else ""
 
 
@@ -58,11 +66,27 @@ def _function(builder: FileBuilder, node: Node, scope: Scope) -> Visit:
     doc = builder.leading_comment(node)
     if node.type == "method_declaration":
         receiver = node.child_by_field_name("receiver")
-        parameter = receiver.named_children[0] if receiver is not None and receiver.named_child_count else None
-        owner = _type_name(builder, parameter.child_by_field_name("type")) if parameter is not None else ""
-        self_name = builder.text(parameter.child_by_field_name("name")) if parameter is not None else ""
+        parameter = (
+            receiver.named_children[0]
+            if receiver is not None and receiver.named_child_count
+            else None
+        )
+        owner = (
+            _type_name(builder, parameter.child_by_field_name("type"))
+            if parameter is not None
+            else ""
+        )
+        self_name = (
+            builder.text(parameter.child_by_field_name("name")) if parameter is not None else ""
+        )
         inner = builder.define(
-            scope, node, name, "method", body=body, doc=doc, owner=owner or None,
+            scope,
+            node,
+            name,
+            "method",
+            body=body,
+            doc=doc,
+            owner=owner or None,
             self_names=(self_name,) if self_name else (),
         )
     else:
@@ -81,7 +105,12 @@ def _type_spec(builder: FileBuilder, node: Node, scope: Scope) -> Visit:
     doc = builder.leading_comment(declaration if single and declaration is not None else node)
     signature = f"type {name} {kind}" if kind in ("struct", "interface") else None
     inner = builder.define(
-        scope, node, name, kind, start=declaration if single else None, doc=doc,
+        scope,
+        node,
+        name,
+        kind,
+        start=declaration if single else None,
+        doc=doc,
         signature=signature,
     )
     if shape is not None and kind == "struct":
@@ -93,7 +122,10 @@ def _type_spec(builder: FileBuilder, node: Node, scope: Scope) -> Visit:
         for element in shape.named_children:
             if element.type == "method_elem":
                 builder.define(
-                    inner, element, builder.text(element.child_by_field_name("name")), "method",
+                    inner,
+                    element,
+                    builder.text(element.child_by_field_name("name")),
+                    "method",
                     doc=builder.leading_comment(element),
                 )
             elif element.type in ("type_elem", "constraint_elem"):
@@ -109,7 +141,10 @@ def _embed(builder: FileBuilder, scope: Scope, node: Node | None) -> None:
         return
     parts: tuple[str, ...]
     if node.type == "qualified_type":
-        parts = (builder.text(node.child_by_field_name("package")), builder.text(node.child_by_field_name("name")))
+        parts = (
+            builder.text(node.child_by_field_name("package")),
+            builder.text(node.child_by_field_name("name")),
+        )
     elif node.type == "type_identifier":
         parts = (builder.text(node),)
     else:

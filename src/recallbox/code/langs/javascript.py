@@ -35,9 +35,14 @@ if TYPE_CHECKING:
 
 _MEMBERS = {"member_expression": ("object", "property")}
 _NAMES = frozenset({"identifier", "this", "super"})
-_FUNCTION_VALUES = frozenset({
-    "arrow_function", "function_expression", "function", "generator_function",
-})
+_FUNCTION_VALUES = frozenset(
+    {
+        "arrow_function",
+        "function_expression",
+        "function",
+        "generator_function",
+    }
+)
 
 
 def extract(builder: FileBuilder, root: Node) -> None:
@@ -59,7 +64,9 @@ def _file_doc(builder: FileBuilder, root: Node) -> str:
 
 def _decorators(builder: FileBuilder, node: Node) -> list[Node]:
     found = list(node.children_by_field_name("decorator"))
-    found += [child for child in node.named_children if child.type == "decorator" and child not in found]
+    found += [
+        child for child in node.named_children if child.type == "decorator" and child not in found
+    ]
     parent = node.parent
     if parent is not None and parent.type == "export_statement":
         found = list(parent.children_by_field_name("decorator")) + found
@@ -79,7 +86,13 @@ def _define(
     decorators = _decorators(builder, node)
     first = decorators[0] if decorators and decorators[0].start_byte < node.start_byte else start
     inner = builder.define(
-        scope, node, name, kind, start=first, body=body, doc=builder.leading_comment(start or node),
+        scope,
+        node,
+        name,
+        kind,
+        start=first,
+        body=body,
+        doc=builder.leading_comment(start or node),
         decorators=[builder.text(d).lstrip("@").strip() for d in decorators],
         self_names=("this",) if kind == "method" or kind == "class" else (),
     )
@@ -132,9 +145,17 @@ def _heritage(builder: FileBuilder, clause: Node, scope: Scope) -> None:
             continue
         if target.type == "generic_type":
             target = target.child_by_field_name("name") or target
-        parts = tuple(builder.text(target).split(".")) if target.type in (
-            "identifier", "type_identifier", "nested_type_identifier", "member_expression",
-        ) else (UNKNOWN_RECEIVER,)
+        parts = (
+            tuple(builder.text(target).split("."))
+            if target.type
+            in (
+                "identifier",
+                "type_identifier",
+                "nested_type_identifier",
+                "member_expression",
+            )
+            else (UNKNOWN_RECEIVER,)
+        )
         builder.extend(scope, parts, target)
 
 
@@ -152,7 +173,9 @@ def _field(builder: FileBuilder, node: Node, scope: Scope) -> Visit | None:
     if value is None or value.type not in _FUNCTION_VALUES or scope.kind != "class":
         return None
     name = builder.text(node.child_by_field_name("name") or node.child_by_field_name("property"))
-    inner, visit = _define(builder, node, scope, name, "method", body=value.child_by_field_name("body"))
+    inner, visit = _define(
+        builder, node, scope, name, "method", body=value.child_by_field_name("body")
+    )
     return [*visit, (value, inner)]
 
 
@@ -172,20 +195,33 @@ def _declarator(builder: FileBuilder, node: Node, scope: Scope) -> Visit | None:
     if value.type not in _FUNCTION_VALUES:
         return None
     inner, visit = _define(
-        builder, node, scope, builder.text(name_node), "function",
-        body=value.child_by_field_name("body"), start=declaration,
+        builder,
+        node,
+        scope,
+        builder.text(name_node),
+        "function",
+        body=value.child_by_field_name("body"),
+        start=declaration,
     )
     return [*visit, (value, inner)]
 
 
 def _is_require(builder: FileBuilder, call: Node) -> bool:
     function = call.child_by_field_name("function")
-    return function is not None and function.type == "identifier" and builder.text(function) == "require"
+    return (
+        function is not None
+        and function.type == "identifier"
+        and builder.text(function) == "require"
+    )
 
 
 def _require(builder: FileBuilder, name_node: Node, call: Node, scope: Scope) -> None:
     arguments = call.child_by_field_name("arguments")
-    first = arguments.named_children[0] if arguments is not None and arguments.named_child_count else None
+    first = (
+        arguments.named_children[0]
+        if arguments is not None and arguments.named_child_count
+        else None
+    )
     if first is None or first.type != "string":
         return
     spec = string_content(builder, first)
@@ -198,14 +234,18 @@ def _require(builder: FileBuilder, name_node: Node, call: Node, scope: Scope) ->
                 builder.bind(scope, local, f"{spec}:{local}", item)
             elif item.type == "pair_pattern":
                 key = builder.text(item.child_by_field_name("key"))
-                builder.bind(scope, builder.text(item.child_by_field_name("value")), f"{spec}:{key}", item)
+                builder.bind(
+                    scope, builder.text(item.child_by_field_name("value")), f"{spec}:{key}", item
+                )
 
 
 def _simple(kind: SymbolKind) -> Handler:
     def handler(builder: FileBuilder, node: Node, scope: Scope) -> Visit:
         name = builder.text(node.child_by_field_name("name"))
         body = node.child_by_field_name("body")
-        inner, visit = _define(builder, node, scope, name, kind, body=body if kind != "type" else None)
+        inner, visit = _define(
+            builder, node, scope, name, kind, body=body if kind != "type" else None
+        )
         if body is not None and kind == "namespace":
             visit.append((body, inner))
         return visit
@@ -216,7 +256,9 @@ def _simple(kind: SymbolKind) -> Handler:
 def _call(builder: FileBuilder, node: Node, scope: Scope) -> Visit | None:
     field = "constructor" if node.type == "new_expression" else "function"
     function = node.child_by_field_name(field)
-    if function is not None and not (function.type == "identifier" and builder.text(function) == "require"):
+    if function is not None and not (
+        function.type == "identifier" and builder.text(function) == "require"
+    ):
         parts = with_self(scope, _parts(builder, function))
         if parts and parts[0] != "super":
             builder.call(scope, parts, function)

@@ -29,7 +29,9 @@ _NAMES = frozenset({"identifier"})
 
 def extract(builder: FileBuilder, root: Node) -> None:
     """Fill ``builder`` from a Python syntax tree."""
-    scope = builder.module(module_stem(builder.path, ("__init__",)), root, _docstring(builder, root))
+    scope = builder.module(
+        module_stem(builder.path, ("__init__",)), root, _docstring(builder, root)
+    )
     walk(builder, root, scope, HANDLERS)
 
 
@@ -55,9 +57,11 @@ def _docstring(builder: FileBuilder, body: Node | None) -> str:
 def _definition(
     builder: FileBuilder, node: Node, scope: Scope, decorated: Node | None = None
 ) -> Visit:
-    decorators = [] if decorated is None else [
-        child for child in decorated.named_children if child.type == "decorator"
-    ]
+    decorators = (
+        []
+        if decorated is None
+        else [child for child in decorated.named_children if child.type == "decorator"]
+    )
     names = [builder.text(d).lstrip("@").strip() for d in decorators]
     name = builder.text(node.child_by_field_name("name"))
     body = node.child_by_field_name("body")
@@ -74,10 +78,19 @@ def _definition(
     else:
         is_method = scope.kind == "class"
         parameters = node.child_by_field_name("parameters")
-        self_names = _self_name(builder, parameters) if is_method and "staticmethod" not in names else ()
+        self_names = (
+            _self_name(builder, parameters) if is_method and "staticmethod" not in names else ()
+        )
         inner = builder.define(
-            scope, node, name, "method" if is_method else "function", start=decorated,
-            body=body, doc=doc, decorators=names, self_names=self_names,
+            scope,
+            node,
+            name,
+            "method" if is_method else "function",
+            start=decorated,
+            body=body,
+            doc=doc,
+            decorators=names,
+            self_names=self_names,
         )
         if parameters is not None:
             visit.append((parameters, scope))

@@ -63,7 +63,11 @@ def _parts(builder: FileBuilder, node: Node) -> tuple[str, ...]:
 
 
 def _type_name(builder: FileBuilder, node: Node | None) -> str:
-    while node is not None and node.type in ("generic_type", "reference_type", "scoped_type_identifier"):
+    while node is not None and node.type in (
+        "generic_type",
+        "reference_type",
+        "scoped_type_identifier",
+    ):
         inner = node.child_by_field_name("type") or node.child_by_field_name("name")
         if inner is None:
             break
@@ -77,7 +81,12 @@ def _function(builder: FileBuilder, node: Node, scope: Scope) -> Visit:
     in_impl = scope.kind == "struct" and scope.class_qualname is not None
     kind: SymbolKind = "method" if in_impl or scope.kind == "trait" else "function"
     inner = builder.define(
-        scope, node, name, kind, body=body, doc=_doc(builder, node),
+        scope,
+        node,
+        name,
+        kind,
+        body=body,
+        doc=_doc(builder, node),
         owner=scope.class_qualname if in_impl else None,
         self_names=("self",) if kind == "method" else (),
     )
@@ -112,16 +121,24 @@ def _impl(builder: FileBuilder, node: Node, scope: Scope) -> Visit:
     source = make_id(builder.path, type_qualname)
     known = any(symbol.id == source for symbol in builder.symbols)
     owner_scope = Scope(
-        source if known else scope.id, type_qualname, "struct", parent=scope,
-        class_qualname=type_qualname, self_names=frozenset({"self"}),
+        source if known else scope.id,
+        type_qualname,
+        "struct",
+        parent=scope,
+        class_qualname=type_qualname,
+        self_names=frozenset({"self"}),
     )
     if trait is not None:
         trait_node = trait.child_by_field_name("type") if trait.type == "generic_type" else trait
         builder.extend(owner_scope, tuple(builder.text(trait_node).split("::")), trait)
     # The impl block is a class-like scope: its functions are methods of ``type_qualname``.
     impl_scope = Scope(
-        scope.id, scope.qualname, "struct", parent=scope,
-        class_qualname=type_qualname, self_names=frozenset({"self"}),
+        scope.id,
+        scope.qualname,
+        "struct",
+        parent=scope,
+        class_qualname=type_qualname,
+        self_names=frozenset({"self"}),
     )
     return [(body, impl_scope)] if body is not None else []
 

@@ -13,7 +13,9 @@ An in-memory database has one shared connection: there the queue is drained on t
 thread right after its transaction (nothing could run beside it anyway).
 
 An indexing error (a full disk, a lock held too long by another process) ends the thread
-quietly, logged at debug level; the rows stay queued, the next write retries.
+quietly, logged at debug level; the rows stay queued, the next write retries. A wait for a
+lock another process holds ends as soon as :meth:`BacklogIndexer.stop` is called, so closing a
+store (a read-only command exiting) never waits behind another process's write.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import threading
 import apsw
 
 from recallbox.errors import StoreUnavailable
-from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.connection import ConnectionPool, wait_when_busy
 from recallbox.storage.sqlite.literal_index import INDEX_BATCH_ROWS, backlog_size, index_backlog
 
 logger = logging.getLogger(__name__)
@@ -88,6 +90,9 @@ class BacklogIndexer:
     def _run(self) -> None:
         self.pool.mark_background()
         try:
+            # A lock another process holds is waited for until stop(), not for the whole busy
+            # timeout: a command that read and is closing must not sit 30 s behind an import.
+            wait_when_busy(self.pool.connection(), give_up=self._halt.is_set)
             while True:
                 self._wanted.wait(INDEXER_IDLE_S)
                 with self._lock:

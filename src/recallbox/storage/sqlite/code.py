@@ -36,7 +36,9 @@ from recallbox.storage.values_code import (
     CodeSymbolRow,
 )
 
-_FILE_COLUMNS = "f.id, f.path, f.path_norm, f.language, f.hash, f.size, f.mtime_ns, f.identity, f.error"
+_FILE_COLUMNS = (
+    "f.id, f.path, f.path_norm, f.language, f.hash, f.size, f.mtime_ns, f.identity, f.error"
+)
 _EDGE_COLUMNS = (
     "e.file_id, e.ordinal, e.kind, e.source_id, e.target_name, e.target_last, e.line, "
     "e.target_id, e.confidence"
@@ -376,7 +378,9 @@ class CodeMixin:
         )
         found: dict[str, list[str]] = {}
         with self.pool.snapshot() as conn:
-            for given, scope_id, symbol in conn.execute(origin, (c.keys(keys), *narrow.params)).fetchall():
+            for given, scope_id, symbol in conn.execute(
+                origin, (c.keys(keys), *narrow.params)
+            ).fetchall():
                 params = (scope_id, symbol, symbol, *narrow.params, limit)
                 found[str(given)] = [str(r[0]) for r in conn.execute(neighbours, params)]
         return found

@@ -104,19 +104,39 @@ def _translate(path: str, exc: apsw.Error) -> StoreUnavailable | TimedOut | None
 
 
 class _BusyWait:
-    """A connection's busy handler: sleep :data:`BUSY_POLL_S`, retry until the timeout."""
+    """A connection's busy handler: sleep :data:`BUSY_POLL_S`, retry until the timeout, or
+    until ``give_up()`` says the wait is no longer wanted (a background thread being stopped)."""
 
-    def __init__(self) -> None:
+    def __init__(self, give_up: Callable[[], bool] | None = None) -> None:
         self.deadline = 0.0
+        self.give_up = give_up
 
     def __call__(self, tries: int) -> bool:
         now = time.monotonic()
         if tries == 0:
             self.deadline = now + BUSY_TIMEOUT_MS / 1000
-        if now >= self.deadline:
+        if now >= self.deadline or (self.give_up is not None and self.give_up()):
             return False
         time.sleep(BUSY_POLL_S)
         return True
+
+
+def wait_when_busy(conn: apsw.Connection, give_up: Callable[[], bool] | None = None) -> None:
+    """Give ``conn`` the usual busy handler (a lock is waited for up to
+    :data:`BUSY_TIMEOUT_MS`); a wait ends at once when ``give_up()`` turns true."""
+    conn.set_busy_handler(_BusyWait(give_up))
+
+
+@contextmanager
+def never_wait(conn: apsw.Connection) -> Iterator[None]:
+    """Inside, ``conn`` finds a busy lock busy at once: for a caller that retries on its own
+    schedule (a truncating checkpoint would otherwise wait the whole busy timeout for every
+    reader, each attempt)."""
+    conn.set_busy_handler(None)
+    try:
+        yield
+    finally:
+        wait_when_busy(conn)
 
 
 def _roll_back(conn: apsw.Connection, depth: int) -> None:
@@ -182,7 +202,7 @@ class ConnectionPool:
         with driver_errors(self.path):
             conn = apsw.Connection(self.path)
             try:
-                conn.set_busy_handler(_BusyWait())
+                wait_when_busy(conn)
                 conn.execute("PRAGMA foreign_keys = ON")
                 if not self.is_memory:
                     conn.execute("PRAGMA journal_mode = WAL")

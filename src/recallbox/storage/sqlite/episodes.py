@@ -1,8 +1,10 @@
 """The SQLite side of :class:`~recallbox.storage.base.EpisodeReads` (#21), a store mixin.
 
 * :meth:`EpisodeMixin.episode_breaks` — the ``(seq, created_at)`` of the spans' messages in one
-  statement (an index range scan of ``messages_by_generation`` per span), cut where the gap to
-  the previous message exceeds the gap;
+  statement (a range scan of the covering index ``messages_by_generation`` per span; migration
+  13 put ``created_at`` in it), cut where the gap to the previous message exceeds the gap;
+* :meth:`EpisodeMixin.search_heads` — the candidates' rows without their whole texts (the
+  first characters only; ``content_hash`` and ``created_at`` from the covering index);
 * :meth:`EpisodeMixin.newest_created_at` — the ``created_at`` of the last message (by ``seq``,
   an index lookup) of each thread the filter lets through, the newest of them;
 * :meth:`EpisodeMixin.adjacent_rows` — the visible messages around given ones, one statement.
@@ -40,6 +42,17 @@ _SPAN_ROWS_SQL = (
     "WHERE {gate} ORDER BY s.key, m.seq"
 )
 
+
+# a candidate's head: the columns before ``content`` from the row, ``content_hash`` and
+# ``created_at`` from the covering generation index (migration 13), never the whole text
+_HEADS_SQL = (
+    "SELECT m.uid, t.channel, m.role, substr(m.content, 1, ?), x.content_hash, x.created_at, "
+    f"g.uid, m.seq FROM {MESSAGES.keys_from} "
+    "JOIN generations g ON g.id = m.generation_id "
+    "JOIN messages x INDEXED BY messages_by_generation "
+    "ON x.generation_id = m.generation_id AND x.seq = m.seq "
+    f"WHERE {MESSAGES.rule}{{narrow}}"
+)
 
 _HIT_VISIBLE_SQL = MESSAGE_VISIBLE_SQL.replace("m.", "h.")
 _ADJACENT_SQL = (
@@ -103,6 +116,31 @@ class EpisodeMixin:
         with self.pool.reading() as conn:
             row = conn.execute(sql, narrow.params).fetchone()
         return None if row is None or row[0] is None else datetime.fromisoformat(str(row[0]))
+
+    def search_heads(
+        self, ids: Sequence[str], *, lead: int, where: SearchFilter
+    ) -> dict[str, SearchRow]:
+        narrow = MESSAGES.narrow(where)
+        if not ids:
+            return {}
+        sql = _HEADS_SQL.format(narrow=narrow.sql)
+        with self.pool.reading() as conn:
+            rows: list[Any] = conn.execute(
+                sql, (max(0, int(lead)), MESSAGES.keys(ids), *narrow.params)
+            ).fetchall()
+        return {
+            str(r[0]): SearchRow(
+                id=str(r[0]),
+                channel=str(r[1]),
+                role=str(r[2]),
+                content=str(r[3]),
+                content_hash=str(r[4]),
+                created_at=datetime.fromisoformat(str(r[5])),
+                generation=str(r[6]),
+                seq=int(r[7]),
+            )
+            for r in rows
+        }
 
     def adjacent_rows(
         self, ids: Sequence[str], radius: int, *, where: SearchFilter

@@ -266,7 +266,13 @@ class ThreadMixin:
                 # while the thread is empty), never the wall-clock time of the append.
                 "UPDATE threads SET next_seq = ?, last_activity = "
                 "CASE WHEN ? THEN ? ELSE max(last_activity, ?) END WHERE id = ?",
-                (place.seq, int(was_empty and bool(rows)), place.latest, place.latest, place.thread),
+                (
+                    place.seq,
+                    int(was_empty and bool(rows)),
+                    place.latest,
+                    place.latest,
+                    place.thread,
+                ),
             )
         if placed:
             self.indexer.wake()

@@ -437,10 +437,36 @@ MIGRATIONS.append((11, "transcript threads keyed by session id", merge_session_t
 _M012 = ["ALTER TABLE embedding_spaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0"]
 MIGRATIONS.append((12, "a version of each embedding space's vectors", _M012))
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
-# Migration 13 (#14, size): no query reads messages by ``tool_call_id`` (a tool result's link is
+
+# Migration 13 (#21, #14): the generation index also holds ``created_at`` and
+# ``content_hash``, so the episode breaks around a search's candidates and the candidates'
+# heads (``episodes.py``) are read from the index alone: both columns lie after ``content``
+# in the row, and reading them walked each long message's overflow pages (about 1 µs a row,
+# 50 µs for a 100 000-character one; most of a search's reads at a million messages).
+# And each embedding space counts its vectors (``embedding_spaces.vectors``, kept by triggers
+# on ``embeddings``): ``count(*)`` of a million rows cost 42 ms on every search's
+# ``embedding_spaces()``.
+_M013 = [
+    "DROP INDEX IF EXISTS messages_by_generation",
+    "CREATE INDEX messages_by_generation ON messages "
+    "(generation_id, seq, created_at, content_hash)",
+    "ALTER TABLE embedding_spaces ADD COLUMN vectors INTEGER NOT NULL DEFAULT 0",
+    "UPDATE embedding_spaces SET vectors = "
+    "(SELECT count(*) FROM embeddings e WHERE e.space_id = embedding_spaces.id)",
+    "CREATE TRIGGER embeddings_count_ai AFTER INSERT ON embeddings BEGIN "
+    "UPDATE embedding_spaces SET vectors = vectors + 1 WHERE id = new.space_id; END",
+    "CREATE TRIGGER embeddings_count_ad AFTER DELETE ON embeddings BEGIN "
+    "UPDATE embedding_spaces SET vectors = vectors - 1 WHERE id = old.space_id; END",
+    "CREATE TRIGGER embeddings_count_au AFTER UPDATE OF space_id ON embeddings BEGIN "
+    "UPDATE embedding_spaces SET vectors = vectors - 1 WHERE id = old.space_id; "
+    "UPDATE embedding_spaces SET vectors = vectors + 1 WHERE id = new.space_id; END",
+]
+MIGRATIONS.append((13, "generation index with created_at, content_hash; vector counts", _M013))
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+# Migration 14 (#14, size): no query reads messages by ``tool_call_id`` (a tool result's link is
 # read with its row), yet the index cost every tool result a random-key insert and ~5 bytes.
 MIGRATION_NO_TOOL_CALL_INDEX = "drop the index on tool_call_id (no query reads it)"
 MIGRATIONS.append(
-    (13, MIGRATION_NO_TOOL_CALL_INDEX, ["DROP INDEX IF EXISTS messages_by_tool_call"])
+    (14, MIGRATION_NO_TOOL_CALL_INDEX, ["DROP INDEX IF EXISTS messages_by_tool_call"])
 )
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -28,7 +28,12 @@ import apsw
 from recallbox.errors import InvalidArgument, StoreUnavailable
 from recallbox.storage.secrets import ErasedRows, Erasure, RedactedRows, SecretTarget, TextRewrite
 from recallbox.storage.sqlite import vectors
-from recallbox.storage.sqlite.connection import DB_FILE_MODE, ConnectionPool, driver_errors
+from recallbox.storage.sqlite.connection import (
+    DB_FILE_MODE,
+    ConnectionPool,
+    driver_errors,
+    never_wait,
+)
 from recallbox.storage.sqlite.corpora import CORPORA
 from recallbox.storage.sqlite.erase_targets import code_file_clause, source_clause, target_messages
 from recallbox.storage.sqlite.redact import redact
@@ -249,10 +254,13 @@ def optimize_indexes(conn: apsw.Connection) -> int:
 
 def truncate_wal(conn: apsw.Connection) -> tuple[bool, int]:
     """``wal_checkpoint(TRUNCATE)`` until it completes (another connection reading makes it
-    busy); returns whether it did and how many attempts it took."""
+    busy); returns whether it did and how many attempts it took. Each attempt finds a reader
+    busy at once (:func:`never_wait`): the busy handler would wait its whole timeout for the
+    reader, each attempt, where the backoff here is what paces the retries."""
     pause = CHECKPOINT_BACKOFF_S
     for attempt in range(1, CHECKPOINT_ATTEMPTS + 1):
-        row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        with never_wait(conn):
+            row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if row is not None and int(row[0]) == 0:
             return True, attempt
         time.sleep(pause)

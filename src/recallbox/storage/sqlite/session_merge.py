@@ -14,10 +14,10 @@ key). This data step brings a database written before that in line:
    number, its messages after the target's (new ``seq``\\ s, in order); a message whose record
    key the target already holds from another file is marked superseded by that message and
    its ledger record becomes a *mirror* of it — no message is lost, none is shown twice. Its
-   chunks and the vector bookkeeping of the messages that moved are dropped: the thread's
-   next change re-chunks from there, the next ``embed`` pass embeds them again. The moved
-   messages leave the literal index under their old keys (thread, ``seq``) and are queued for
-   it under the new ones.
+   chunks and the vectors of the messages that moved are dropped, with their bookkeeping
+   (``vectors.forget``): the thread's next change re-chunks from there, the next ``embed``
+   pass embeds them again. The moved messages leave the literal index under their old keys
+   (thread, ``seq``) and are queued for it under the new ones.
 3. **References** — ledger records, reader states (channel, parent) and the
    ``parent_channel`` / ``parent_session_id`` metadata of sub-thread messages follow.
 4. **Last activity** — every thread's ``last_activity`` becomes the greatest ``created_at`` of
@@ -39,6 +39,7 @@ from typing import Any
 import apsw
 
 from recallbox.storage.queries import CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK
+from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.literal_index import BACKLOG_TABLE, LITERAL_TABLE, key_sql, searchable
 from recallbox.text.normalize import normalize_text
@@ -171,14 +172,6 @@ def move_threads(conn: apsw.Connection, rename: Rename) -> None:
         merge_thread(conn, source_id, channel, target_id, target_channel)
 
 
-def _delete_embeddings(conn: apsw.Connection, owner: str, rowids_sql: str, *params: Any) -> None:
-    conn.execute(
-        "DELETE FROM embeddings WHERE space_id IN (SELECT id FROM embedding_spaces WHERE "
-        f"owner = ?) AND target_rowid IN ({rowids_sql})",
-        (owner, *params),
-    )
-
-
 def merge_thread(
     conn: apsw.Connection, source_id: int, source: str, target_id: int, target: str
 ) -> None:
@@ -247,14 +240,11 @@ def merge_thread(
         "WHERE m.generation_id = generations.id), ?) WHERE id IN (SELECT value FROM json_each(?))",
         (seq, json.dumps(wholesale)),
     )
-    moved_ids = json.dumps([int(r[0]) for r in moved])
-    _delete_embeddings(conn, CORPUS_MESSAGE, "SELECT value FROM json_each(?)", moved_ids)
-    _delete_embeddings(
-        conn,
-        CORPUS_TRANSCRIPT_CHUNK,
-        "SELECT id FROM transcript_chunks WHERE thread_id = ?",
-        source_id,
-    )
+    # Their vectors go with their bookkeeping (a vector left behind is an orphan `doctor`
+    # reports, and it sits in the old thread's partition): the next pass embeds them again.
+    vectors.forget(conn, CORPUS_MESSAGE, [int(r[0]) for r in moved])
+    chunk_ids = _all(conn, "SELECT id FROM transcript_chunks WHERE thread_id = ?", (source_id,))
+    vectors.forget(conn, CORPUS_TRANSCRIPT_CHUNK, [int(r[0]) for r in chunk_ids])
     conn.execute("DELETE FROM transcript_chunks WHERE thread_id = ?", (source_id,))
     conn.execute(
         "UPDATE threads SET next_seq = :seq, "

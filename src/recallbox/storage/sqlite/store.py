@@ -45,6 +45,7 @@ from recallbox.storage.sqlite.timeline import TimelineMixin
 from recallbox.storage.sqlite.tool_outputs import ToolOutputsMixin
 from recallbox.storage.sqlite.vector_cache import VectorCache
 from recallbox.storage.sqlite.vector_index import VectorMixin
+from recallbox.storage.sqlite.vector_window import WindowCopies
 from recallbox.storage.sqlite.visibility import THREAD_ALLOWED_SQL
 from recallbox.storage.values import CandidateStream
 from recallbox.types import DoctorReport, Policy
@@ -73,6 +74,7 @@ class SQLiteStore(
         self.path = path
         self.pool = ConnectionPool(path)
         self.vector_copies = VectorCache()
+        self.vector_windows = WindowCopies()
         self.indexer = BacklogIndexer(self.pool)
         try:
             self.migrate()

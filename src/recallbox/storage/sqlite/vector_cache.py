@@ -27,7 +27,6 @@ model embedder needs it) and answers the same question from it:
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import threading
 from collections import OrderedDict
@@ -37,25 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from recallbox.storage.sqlite.lazy_numpy import np
 from recallbox.storage.sqlite.vectors import to_blob
 
 if TYPE_CHECKING:
     from recallbox.storage.values import EmbeddingSpace
-
-
-class _LazyNumpy:
-    """numpy, imported at its first use: opening a store (a cold start) does not pay for it
-    (about 0.13 s) when no vector copy is ever made."""
-
-    def __getattr__(self, name: str) -> Any:
-        import numpy
-
-        globals()["np"] = numpy
-        return getattr(numpy, name)
-
-
-#: numpy comes with every model embedder (the embed extra); without it, no copy is kept.
-np: Any = _LazyNumpy() if importlib.util.find_spec("numpy") is not None else None
 
 #: The largest space copied into memory (vectors): 50 000 × 384 floats ≈ 77 MB.
 CACHE_MAX_VECTORS = 50_000
@@ -204,9 +189,12 @@ def nearest(
         if len(ranked) >= limit or window >= len(index):
             break
         window = min(len(index), window * WINDOW_GROWTH)
+    orthogonal = np.zeros(0, dtype=np.int64)
     if len(ranked) >= limit:
         threshold = float(approx[ranked[limit - 1]]) + 2 * margin(space.dim)
         near = np.nonzero(approx <= threshold)[0]
+        sure = _orthogonal(copy, index, near, query)
+        orthogonal, near = near[sure], near[~sure]
         seen.check(conn, space, copy, index, near, visible)
         ranked = near[seen.shown[near]]
     rows = index[ranked]
@@ -215,7 +203,60 @@ def nearest(
         zip(ranked.tolist(), measured, strict=True),
         key=lambda pd: _order_key(pd[1], int(copy.rowids[index[pd[0]]])),
     )
+    if len(orthogonal):
+        scored = _with_orthogonal(
+            conn, space, copy, index, seen, visible, scored, orthogonal, limit
+        )
     return [(seen.public[p], d) for p, d in scored[:limit]]
+
+
+def _orthogonal(copy: SpaceCopy, index: Any, near: Any, query: Any) -> Any:
+    """Which of the ``near`` positions share no non-zero dimension with ``query`` (every
+    product of the dot is 0, and both vectors are non-zero): sqlite-vec's cosine distance of
+    such a row is exactly 1.0, so it need not be measured. A sparse query vector (a hashing
+    embedder's) has thousands of them tied at the cut."""
+    support = np.nonzero(query)[0]
+    if len(near) == 0 or len(support) == 0 or 2 * len(support) > len(query):
+        return np.zeros(len(near), dtype=bool)
+    rows = index[near]
+    touches = np.any(copy.matrix[rows][:, support] != 0, axis=1)
+    return ~touches & (copy.norms[rows] > 0)
+
+
+def _with_orthogonal(
+    conn: apsw.Connection,
+    space: EmbeddingSpace,
+    copy: SpaceCopy,
+    index: Any,
+    seen: _Seen,
+    visible: Visible,
+    scored: list[tuple[int, float]],
+    orthogonal: Any,
+    limit: int,
+) -> list[tuple[int, float]]:
+    """``scored`` (measured, visible, by distance then row id) with the ``orthogonal``
+    positions (distance exactly 1.0) merged in: those are asked about in row id order, a
+    batch at a time, only until the first ``limit`` places are settled."""
+    below = [pd for pd in scored if pd[1] < 1.0]
+    level = [pd for pd in scored if pd[1] == 1.0]
+    above = [pd for pd in scored if not pd[1] <= 1.0]  # farther, or NaN
+    needed = limit - len(below)
+    if needed <= 0:
+        return scored
+
+    def rowid(pd: tuple[int, float]) -> int:
+        return int(copy.rowids[index[pd[0]]])
+
+    order = orthogonal[np.argsort(copy.rowids[index[orthogonal]], kind="stable")]
+    batch = max(needed, EXACT_BATCH)
+    for start in range(0, len(order), batch):
+        chunk = order[start : start + batch]
+        seen.check(conn, space, copy, index, chunk, visible)
+        level += [(int(p), 1.0) for p in chunk if seen.shown[p]]
+        last = int(copy.rowids[index[chunk[-1]]])
+        if sum(1 for pd in level if rowid(pd) <= last) >= needed:
+            break  # every row after this batch has a larger row id
+    return below + sorted(level, key=rowid) + above
 
 
 class _Seen:

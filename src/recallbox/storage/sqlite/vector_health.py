@@ -2,7 +2,7 @@
 
 For each embedding space: its ``vec0`` table exists, and its vectors and their bookkeeping rows
 (``embeddings``: which row has a vector of which content) name the same rowids, each one a
-stored row. Repair recreates a missing table and drops whatever does not agree — bookkeeping
+stored row, and the space's count of them (``embedding_spaces.vectors``) is right. Repair recreates a missing table and drops whatever does not agree — bookkeeping
 without a vector, a vector without bookkeeping, either of a row that is gone — so the next
 embedding pass writes those vectors again. No base row is touched.
 """
@@ -62,7 +62,10 @@ def check(conn: apsw.Connection, space_id: int, owner: str) -> IndexHealth:
         f"EXISTS (SELECT 1 FROM {target} x WHERE x.id = e.target_rowid)",
         space_id,
     )
+    counted = _count(conn, "SELECT vectors FROM embedding_spaces WHERE id = ?", space_id)
     problems = []
+    if counted != booked:
+        problems.append(f"the space counts {counted} vectors for {booked}")
     if unbacked:
         problems.append(f"{unbacked} bookkept vectors are missing")
     if stored - (booked - unbacked):
@@ -102,6 +105,7 @@ def repair_all(conn: apsw.Connection) -> list[str]:
             (space_id,),
         )
         after = _count(conn, "SELECT count(*) FROM embeddings WHERE space_id = ?", space_id)
+        conn.execute("UPDATE embedding_spaces SET vectors = ? WHERE id = ?", (after, space_id))
         what = "recreated (was missing)" if missing else "made to agree"
         lines.append(
             f"{table}: {what}; {before - after} vectors to re-embed (`recallbox embed --all`)"

@@ -23,7 +23,7 @@ from typing import Any
 import apsw
 
 from recallbox.storage.queries import SearchFilter
-from recallbox.storage.sqlite import vector_cache, vector_health, vectors
+from recallbox.storage.sqlite import vec0_read, vector_cache, vector_health, vector_window, vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import Corpus, corpus_of
 from recallbox.storage.sqlite.rows import json_list, now
@@ -85,6 +85,7 @@ class VectorMixin:
 
     pool: ConnectionPool
     vector_copies: vector_cache.VectorCache
+    vector_windows: vector_window.WindowCopies
 
     def corpus_size(self, corpus: str) -> int:
         c = corpus_of(corpus)
@@ -96,8 +97,8 @@ class VectorMixin:
     def embedding_spaces(self, owner: str) -> list[EmbeddingSpace]:
         with self.pool.reading() as conn:
             rows: list[Any] = conn.execute(
-                "SELECT s.id, s.owner, s.model_id, s.dim, "
-                "(SELECT count(*) FROM embeddings e WHERE e.space_id = s.id) "
+                # ``vectors`` is kept by triggers on ``embeddings`` (migration 13)
+                "SELECT s.id, s.owner, s.model_id, s.dim, s.vectors "
                 "FROM embedding_spaces s WHERE s.owner = ? ORDER BY s.id",
                 (owner,),
             ).fetchall()
@@ -151,9 +152,21 @@ class VectorMixin:
             ):
                 # Trigger: a search of every thread over a big space. Why: an exact scan of
                 # every vector costs ~0.1 s CPU per 100 000. Outcome: exact over the newest
-                # threads; the caller scores its keyword candidates with distances().
-                return vectors.nearest_recent(
-                    conn, space, vector, where=where, limit=limit, visible=visible
+                # threads (from their in-memory copy when it can be kept); the caller scores
+                # its keyword candidates with distances().
+                window = self._window_copy(conn, c, space, where)
+                if window is None:
+                    return vectors.nearest_recent(
+                        conn,
+                        space,
+                        vector,
+                        where=where,
+                        limit=limit,
+                        visible=visible,
+                        exact_scan=scan,
+                    )
+                return vector_cache.nearest(
+                    conn, window, space, vector, partition=None, limit=limit, visible=visible
                 )
             copy = self._vector_copy(conn, space)
             if copy is not None:
@@ -192,6 +205,12 @@ class VectorMixin:
             copy = self._vector_copy(conn, space)
             if copy is not None:
                 return _cached_distances(conn, copy, c, narrow, vector, ids, space)
+            window = None
+            if not self.pool.in_write() and self.vector_copies.enabled:
+                window = self.vector_windows.held(conn, space)
+            if window is not None:
+                # the rows of the newest threads from their copy, any other by row id
+                return _cached_distances(conn, window, c, narrow, vector, ids, space, rest=True)
         sql = (
             f"SELECT {c.given}, vec_distance_cosine(v.embedding, ?) FROM {c.keys_from} "
             f"JOIN {vectors.table_name(space.id)} v ON v.rowid = {c.alias}.id "
@@ -203,6 +222,29 @@ class VectorMixin:
                 return {}  # the vector leg is absent (doctor reports the missing table)
             vectors.load_sqlite_vec(conn)
             return {str(r[0]): float(r[1]) for r in conn.execute(sql, params)}
+
+    def _window_copy(
+        self, conn: apsw.Connection, c: Corpus, space: EmbeddingSpace, where: SearchFilter
+    ) -> vector_cache.SpaceCopy | None:
+        """The in-memory copy of the newest threads' vectors (``vector_window.py``) current on
+        ``conn``'s snapshot, or ``None`` (copies off, or inside a write transaction)."""
+        if self.pool.in_write() or not self.vector_copies.enabled:
+            return None
+        sql = (
+            f"SELECT e.target_rowid FROM embeddings e JOIN {c.table} {c.alias} "
+            f"ON {c.alias}.id = e.target_rowid WHERE e.space_id = ? "
+            f"AND {c.alias}.{c.partition_column} = ?"
+        )
+
+        def rowids_of(conn: apsw.Connection, partition: int) -> list[int]:
+            return [int(r[0]) for r in conn.execute(sql, (space.id, partition))]
+
+        threads = vectors.recent_threads(conn, where)
+        vectors.load_sqlite_vec(conn)
+        with self.pool.unstoppable(conn):  # a copy read for a late search serves the next ones
+            return self.vector_windows.get(
+                conn, space, vectors.table_name(space.id), threads, rowids_of
+            )
 
     def _vector_copy(
         self, conn: apsw.Connection, space: EmbeddingSpace
@@ -262,9 +304,13 @@ def _cached_distances(
     vector: Sequence[float],
     ids: Sequence[str],
     space: EmbeddingSpace,
+    *,
+    rest: bool = False,
 ) -> dict[str, float]:
     """:meth:`VectorMixin.distances` from the copy: the visible rows of ``ids`` with a fresh
-    vector (the same SQL), measured by sqlite-vec on the copy's bytes of their vectors."""
+    vector (the same SQL), measured by sqlite-vec on the copy's bytes of their vectors; with
+    ``rest``, rows the copy does not hold are read from the space's table
+    (``vec0_read.read_vectors``) and measured the same way."""
     sql = (
         f"SELECT {c.given}, {c.alias}.id FROM {c.keys_from} "
         f"WHERE {c.rule}{narrow.sql} AND {c.fresh_vector}"
@@ -273,7 +319,14 @@ def _cached_distances(
     at = copy.positions([int(r[1]) for r in found])
     kept = [(str(r[0]), at[int(r[1])]) for r in found if int(r[1]) in at]
     measured = vector_cache.exact_distances(conn, vector, [copy.blob(i) for _, i in kept])
-    return {rid: d for (rid, _), d in zip(kept, measured, strict=True)}
+    out = {rid: d for (rid, _), d in zip(kept, measured, strict=True)}
+    missing = {int(r[1]): str(r[0]) for r in found if int(r[1]) not in at}
+    if rest and missing:
+        stored = vec0_read.read_vectors(conn, space.id, space.dim, list(missing))
+        keys = list(stored)
+        measured = vector_cache.exact_distances(conn, vector, [stored[k] for k in keys])
+        out.update((missing[k], d) for k, d in zip(keys, measured, strict=True))
+    return out
 
 
 def _stale_sql(c: Corpus, drilled_only: bool) -> str:

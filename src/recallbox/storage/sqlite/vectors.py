@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -325,21 +326,36 @@ def nearest_recent(
     where: SearchFilter,
     limit: int,
     visible: Visible,
+    exact_scan: ExactScan,
 ) -> list[tuple[str, float]]:
     """The exact ``limit`` nearest visible rows among the newest threads' vectors
-    (:func:`recent_threads`), nearest first: the bounded vector leg of a search of every
-    thread in a big space. Each thread's partition is searched inside the index."""
+    (:func:`recent_threads`), nearest first, ties by row id: the bounded vector leg of a
+    search of every thread in a big space. Each thread's partition is searched inside the
+    index with ``k`` grown (up to :data:`VEC_MAX_K`, then ``exact_scan`` per thread) until no
+    row a thread's KNN left out can be nearer than the ``limit``-th visible row."""
     load_sqlite_vec(conn)
+    threads = recent_threads(conn, where)
     k = min(VEC_MAX_K, limit * KNN_OVERFETCH_FACTOR)
-    found: list[tuple[int, float]] = []
-    for thread_id in recent_threads(conn, where):
-        found.extend(knn(conn, space.id, vector, k=k, thread_id=thread_id))
-    found.sort(key=lambda pair: (pair[1], pair[0]))
-    hits: list[tuple[str, float]] = []
-    for start in range(0, len(found), k):
-        window = found[start : start + k]
-        shown = visible(conn, space, [rowid for rowid, _ in window])
-        hits.extend((shown[rowid], d) for rowid, d in window if rowid in shown)
-        if len(hits) >= limit:
-            break
-    return hits[:limit]
+    while True:
+        found: list[tuple[int, float]] = []
+        edges: list[float] = []  # the k-th distance of each thread that may hold more
+        for thread_id in threads:
+            rows = knn(conn, space.id, vector, k=k, thread_id=thread_id)
+            found.extend(rows)
+            if len(rows) >= k:
+                edges.append(rows[-1][1])
+        found.sort(key=lambda pair: (pair[1], pair[0]))
+        hits: list[tuple[str, float]] = []
+        for start in range(0, len(found), k):
+            window = found[start : start + k]
+            shown = visible(conn, space, [rowid for rowid, _ in window])
+            hits.extend((shown[rowid], d) for rowid, d in window if rowid in shown)
+            if len(hits) >= limit:
+                break
+        cut = hits[limit - 1][1] if len(hits) >= limit else math.inf
+        if not edges or min(edges) > cut:
+            return hits[:limit]
+        if k >= VEC_MAX_K:
+            merged = [hit for t in threads for hit in exact_scan(conn, space, vector, t, limit)]
+            return sorted(merged, key=lambda pair: pair[1])[:limit]
+        k = min(VEC_MAX_K, k * KNN_GROWTH)
