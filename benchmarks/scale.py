@@ -47,17 +47,17 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT / "src"), str(HERE)]
 
 import apsw  # noqa: E402
-import scale_baselines as base  # noqa: E402
 import scale_build  # noqa: E402
 import scale_data as data  # noqa: E402
+import scale_literal as literal  # noqa: E402
 import scale_ranked as ranked  # noqa: E402
 import scale_store  # noqa: E402
 from scale_ci import ci_check  # noqa: E402
 from scale_plot import plot  # noqa: E402
 from scale_probe import run_probe  # noqa: E402
+from scale_size import storage  # noqa: E402
 
 import recallbox  # noqa: E402
-from recallbox.domains import threads as threads_module  # noqa: E402
 from recallbox.domains.threads import search_literal  # noqa: E402
 
 RESULTS = HERE / "results" / "scale.json"
@@ -65,7 +65,7 @@ PLOT = HERE / "results" / "scale.png"
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 CI_SIZE = 10_000
 TIMED_PASSES = 2
-CAP_NOTES = ("in this order were checked", "candidate messages only")
+CAP_NOTES = literal.CAP_NOTES
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -146,79 +146,6 @@ def _op(metric: str, index: list[float], baselines: dict[str, list[float]]) -> d
     return out
 
 
-NOTICE = "more hits not shown"
-
-
-def _notice(text: str) -> str:
-    return next((ln for ln in text.splitlines() if NOTICE in ln), "")
-
-
-def complete_answer(naive: base.NaiveStore, query: str, channel: str | None) -> str:
-    """The complete answer: the naive scan with every candidate read and the count exact."""
-    saved = threads_module.LITERAL_COUNT_BUDGET
-    threads_module.LITERAL_COUNT_BUDGET = 10**12
-    try:
-        return search_literal(naive, query, channel)  # type: ignore[arg-type]
-    finally:
-        threads_module.LITERAL_COUNT_BUDGET = saved
-
-
-def consistent(ours: str, truth: str) -> tuple[bool, bool]:
-    """(same hits as the complete answer, a notice it allows): the count is the exact one,
-    "1000+" as the exact one, or a true lower bound ("At least N" with N at most the truth)."""
-    same = [ln for ln in ours.splitlines() if NOTICE not in ln] == [
-        ln for ln in truth.splitlines() if NOTICE not in ln
-    ]
-    mine, exact = _notice(ours), _notice(truth)
-    if mine == exact:
-        return same, True
-    bound = re.fullmatch(
-        r"At least (\d+) more hits not shown; narrow the query to see them\.", mine
-    )
-    count = re.match(r"(\d+)\+? more hits", exact)
-    return same, bool(bound and count and int(bound.group(1)) <= int(count.group(1)))
-
-
-def channels_for(meta: dict[str, Any]) -> list[str]:
-    """The threads the thread-scoped searches rotate through (newest, oldest, plant b, mid)."""
-    with recallbox.open(meta["db"]) as box:
-        threads = [t.channel for t in box.threads()]
-    middle = threads[len(threads) // 2]
-    return [threads[-1], threads[0], data.PLANT_B_CHANNEL, middle]
-
-
-def plants(box: recallbox.Box, naive: base.NaiveStore, meta: dict[str, Any]) -> dict[str, Any]:
-    """The acceptance plants (a) and (b), each globally and in its thread."""
-    out: dict[str, Any] = {}
-    oldest = data.channel_name(0)
-    for name, query, channel in (
-        ("a_global", data.PLANT_A, None),
-        ("a_thread", data.PLANT_A, oldest),
-        ("b_global", data.PLANT_B, None),
-        ("b_thread", data.PLANT_B, data.PLANT_B_CHANNEL),
-    ):
-        started = time.perf_counter()
-        text = search_literal(box.store, query, channel)
-        seconds = time.perf_counter() - started
-        same_hits, notice_ok = consistent(text, complete_answer(naive, query, channel))
-        entry: dict[str, Any] = {
-            "ms": round(seconds * 1000, 1),
-            "same_as_naive": same_hits and notice_ok,
-            "same_hits_as_naive": same_hits,
-            "notice_consistent": notice_ok,
-            "cap_note": any(n in text for n in CAP_NOTES),
-        }
-        if name.startswith("a"):
-            entry["found_planted_message"] = meta["plant_a_message_id"] in text
-        else:
-            gens = [line.split("generation=")[1].split()[0] for line in text.splitlines()
-                    if line.startswith("[message_id=")]  # fmt: skip
-            entry["generations_shown"] = sorted(set(gens))
-            entry["notice"] = next((ln for ln in text.splitlines() if "more hits" in ln), "")
-        out[name] = entry
-    return out
-
-
 def index_only(
     db: Path,
     meta: dict[str, Any],
@@ -238,7 +165,7 @@ def index_only(
     mix = data.query_mix(size, int(meta["identifiers"]))
     queries = [q.text for q in mix]
     meta = {**meta, "db": str(db)}
-    channels = channels_for(meta)
+    channels = literal.channels_for(meta)
     channel_of = {q: channels[i % len(channels)] for i, q in enumerate(queries)}
     print(f"[{size:,}] index only: {len(queries)} queries, {passes} timed passes", flush=True)
     ops: dict[str, Any] = {}
@@ -333,81 +260,44 @@ def run_dataset(
     bm25: bool,
     vectors: bool,
     naive_every: int = 1,
+    keyword: bool = True,
 ) -> dict[str, Any]:
     """Every measurement of one size. ``naive_every`` > 1 runs the global full-history
     baselines (naive scan, grep, ripgrep) and the global check against the complete answer on
     every ``naive_every``-th query of the mix only (at 1M one full scan takes seconds); the
-    index is timed on every query."""
+    index is timed on every query. ``keyword=False``: ``search_memory`` and the storage only
+    (``scale_literal.py``), merged into the size's earlier figures."""
     size = int(meta["size"])
     mix = data.query_mix(size, int(meta["identifiers"]))
     queries = [q.text for q in mix]
-    checked = queries[::naive_every]
-    meta = {**meta, "db": str(db)}
-    channels = channels_for(meta)
+    ops, correctness, naive, naive_load = literal.measure(
+        db, meta, passes=passes, naive_every=naive_every
+    )
+    if not keyword:
+        naive.rows.clear()
+        return {
+            "dataset": f"synthetic-{size}",
+            "size": size,
+            "commit": commit(),
+            "parameters": {
+                k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")
+            },
+            "storage": storage(db, int(meta["messages"])),
+            "operations": ops,
+            "correctness": correctness,
+            "naive_load_seconds": round(naive_load, 1),
+            "queries": [{"text": q.text, "band": q.band, "kind": q.kind} for q in mix],
+        }
+    channels = literal.channels_for({**meta, "db": str(db)})
     channel_of = {q: channels[i % len(channels)] for i, q in enumerate(queries)}
-    export = Path(meta["export_path"])
-    print(f"[{size:,}] {len(queries)} queries, {passes} timed passes", flush=True)
-    ops: dict[str, Any] = {}
-    with recallbox.open(db) as box:
-        g_times, g_out = timed(lambda q: box.search_memory(q), queries, passes)
-        t_times, _ = timed(lambda q: box.search_memory(q, channel_of[q]), queries, passes)
-        l_times, l_out = timed(
-            lambda q: search_literal(box.store, q, channel_of[q]), queries, passes
-        )
-    print(f"[{size:,}] naive baseline", flush=True)
-    started = time.perf_counter()
-    naive = base.NaiveStore(db)
-    naive_load = time.perf_counter() - started
-    ng_times, ng_out = timed(lambda q: search_literal(naive, q, None), checked, 1, warmup=False)
-    nt_times, nt_out = timed(
-        lambda q: search_literal(naive, q, channel_of[q]), queries, 1, warmup=False
-    )
-    grep = {name: base.time_grep(cmd, checked, export) for name, cmd in base.grep_tools().items()}
-    ops["search_memory_global"] = _op(
-        "search_memory(query): global literal search, ms", g_times, {"naive": ng_times, **grep}
-    )
-    ops["search_memory_thread"] = _op(
-        "search_memory(query, channel): literal part + other-memory answerer, ms",
-        t_times,
-        {"naive": nt_times},
-    )
-    ops["search_memory_thread_literal"] = _op(
-        "literal part of search_memory(query, channel) alone, ms", l_times, {"naive": nt_times}
-    )
-    with recallbox.open(db) as box:
-        plant = plants(box, naive, meta)
     texts = [r.content for r in naive.rows]
-    g_ours = dict(zip(queries, g_out, strict=True))
-    g_check = [consistent(g_ours[q], complete_answer(naive, q, None)) for q in checked]
-    t_check = [
-        consistent(o, complete_answer(naive, q, channel_of[q]))
-        for q, o in zip(queries, l_out, strict=True)
-    ]
-    correctness = {
-        "global_same_as_naive": sum(g_ours[q] == b for q, b in zip(checked, ng_out, strict=True)),
-        "global_same_hits_as_complete": sum(h for h, _ in g_check),
-        "global_notice_consistent": sum(n for _, n in g_check),
-        "thread_same_as_naive": sum(a == b for a, b in zip(l_out, nt_out, strict=True)),
-        "thread_same_hits_as_complete": sum(h for h, _ in t_check),
-        "thread_notice_consistent": sum(n for _, n in t_check),
-        "global_with_cap_note": sum(any(n in r for n in CAP_NOTES) for r in g_out),
-        "queries": len(queries),
-        "global_checked_queries": len(checked),
-        "differing_global": [
-            q for q, (h, n) in zip(checked, g_check, strict=True) if not (h and n)
-        ],
-        "differing_thread": [
-            q for q, (h, n) in zip(queries, t_check, strict=True) if not (h and n)
-        ],
-        "plants": plant,
-    }
     naive.rows.clear()  # free the scan's copy of the history
     print(f"[{size:,}] keyword search", flush=True)
-    keyword, facts = ranked.keyword_ops(
+    keyword_result, facts = ranked.keyword_ops(
         db, queries, channel_of, passes=passes, bm25=bm25, timed=timed, op=_op, texts=texts
     )
     del texts
-    ops.update(keyword)
+    ops.update(keyword_result)
     correctness.update(facts)
     if vectors and meta.get("embedded"):
         print(f"[{size:,}] hybrid search", flush=True)
@@ -431,40 +321,31 @@ def run_dataset(
     }
 
 
-def run_stress(workdir: Path, passes: int) -> dict[str, Any]:
-    db = workdir / f"scale-stress-v{data.DATA_VERSION}.db"
-    if not db.exists():
-        with recallbox.open(db) as box:
-            box.append_many(data.STRESS_CHANNEL, data.stress_items())
-    queries = list(data.STRESS_QUERIES)
-    with recallbox.open(db) as box:
-        box.store.indexer.drain()
-        times, out = timed(lambda q: box.search_memory(q), queries, passes * 3)
-    naive = base.NaiveStore(db)
-    n_times, n_out = timed(lambda q: search_literal(naive, q, None), queries, passes * 3)  # type: ignore[arg-type]
-    op = _op("search_memory(query) on 120 x 60 000 characters, ms", times, {"naive": n_times})
-    op["same_as_naive"] = sum(a == b for a, b in zip(out, n_out, strict=True))
-    op["consistent_with_complete"] = sum(
-        all(consistent(o, complete_answer(naive, q, None)))
-        for q, o in zip(queries, out, strict=True)
-    )
-    return {"dataset": "stress-120x60k", "operations": {"search_memory_global": op}}
-
-
 # -- report --------------------------------------------------------------------------------
 
 
 def merge(previous: dict[str, Any], datasets: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Datasets of ``previous`` not rerun now, then the new ones, ordered by size."""
-    old = {d["dataset"]: d for d in previous.get("datasets", [])}
-    for entry in datasets:
-        if entry.pop("store_only", False) and entry["dataset"] in old:
-            # a --no-search run: the store's parts replace theirs, the searches are kept
-            entry.update({k: v for k, v in old[entry["dataset"]].items() if k not in entry})
-            entry["operations"] = old[entry["dataset"]].get("operations", {})
-    fresh = {d["dataset"] for d in datasets}
-    kept = [d for d in old.values() if d["dataset"] not in fresh]
-    return sorted([*kept, *datasets], key=lambda d: d.get("size", 0))
+    """Datasets of ``previous`` not rerun now, then the new ones, ordered by size. A dataset
+    measured in part updates the earlier one of its size: ``--search-memory-only`` (no
+    ``ingest``) its operations one by one and its other fields whole; ``--no-search`` (the
+    store's parts: ``store_only``) its store fields, the searches kept."""
+    fresh = {d["dataset"]: d for d in datasets}
+    out = []
+    for old in previous.get("datasets", []):
+        new = fresh.get(old["dataset"])
+        if new is None:
+            out.append(old)
+        elif new.get("store_only"):
+            fresh[old["dataset"]] = {**old, **new, "operations": old.get("operations", {})}
+        elif "ingest" not in new and "operations" in old:
+            fresh[old["dataset"]] = {
+                **old,
+                **new,
+                "operations": {**old["operations"], **new["operations"]},
+            }
+    for entry in fresh.values():
+        entry.pop("store_only", None)
+    return sorted([*out, *fresh.values()], key=lambda d: d.get("size", 0))
 
 
 def main() -> None:
@@ -481,6 +362,11 @@ def main() -> None:
         type=int,
         default=1,
         help="global baselines and completeness check on every N-th query only (for 1M)",
+    )
+    parser.add_argument(
+        "--search-memory-only",
+        action="store_true",
+        help="search_memory, its baselines and the storage only, merged into earlier figures",
     )
     parser.add_argument(
         "--index-only",
@@ -502,7 +388,7 @@ def main() -> None:
     workdir = args.workdir or Path(tempfile.gettempdir()) / "recallbox-scale"
     passes = 1 if args.ci else args.passes
     partial = args.index_only or args.ranked_only
-    datasets = [] if partial or args.no_search else [run_stress(workdir, passes)]
+    datasets = [] if partial or args.no_search else [literal.run_stress(workdir, passes)]
     for size in sizes:
         load = os.getloadavg()
         if partial:
@@ -518,7 +404,9 @@ def main() -> None:
                 )
             )
         else:
-            db, meta = scale_build.ensure(workdir, size, vectors=not args.no_vectors)
+            db, meta = scale_build.ensure(
+                workdir, size, vectors=not (args.no_vectors or args.search_memory_only)
+            )
             if args.no_search:
                 datasets.append({**scale_store.store_parts(db, meta), "store_only": True})
             else:
@@ -530,6 +418,7 @@ def main() -> None:
                         bm25=not args.no_bm25s,
                         vectors=not args.no_vectors,
                         naive_every=max(1, args.naive_every),
+                        keyword=not args.search_memory_only,
                     )
                 )
         datasets[-1]["load_average"] = {

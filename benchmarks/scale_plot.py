@@ -69,6 +69,10 @@ def _size(ax: Any, sets: list[dict[str, Any]]) -> None:
                   for d in have]  # fmt: skip
         if any(p[1] for p in points):
             ax.plot([p[0] for p in points], [p[1] for p in points], "o-", label=group)
+    words = [(d["size"], d["storage_main"]["bytes_per_message_by_index"]["words"]) for d in sets
+             if "words" in d.get("storage_main", {}).get("bytes_per_message_by_index", {})]  # fmt: skip
+    if words:
+        ax.plot([w[0] for w in words], [w[1] for w in words], "o--", label="words (main's run)")
     ax.plot([d["size"] for d in have], [d["storage"]["bytes_per_message"] for d in have], "k^-",
             label="whole file")  # fmt: skip
     ax.set_title("bytes per message", fontsize=10)

@@ -7,7 +7,7 @@ Groups (by table name):
   generations);
 * ``fts`` — the ranked keyword index (``messages_fts``: porter-stemmed words, BM25);
 * ``literal`` — the literal index of thread search (``messages_literal``: trigrams with
-  positions) and its backlog;
+  positions) and its backlog; ``words`` — its word index (``messages_words``);
 * ``vectors`` — the embedding vectors (sqlite-vec ``vec0`` tables) and their bookkeeping;
 * ``transcripts`` — transcript chunks and their index (imported threads only);
 * ``free`` — free pages (reused before the file grows); ``other`` — everything else.
@@ -28,6 +28,7 @@ GROUPS = (
     ("messages_fts", "fts"),
     ("messages_trgm", "literal"),
     ("messages_literal", "literal"),
+    ("messages_words", "words"),
     ("literal_backlog", "literal"),
     ("vec_", "vectors"),
     ("embedding", "vectors"),

@@ -12,6 +12,7 @@ import pytest
 
 import recallbox
 from recallbox.storage.sqlite.literal_index import LITERAL_TABLE
+from recallbox.storage.sqlite.literal_words import WORDS_TABLE
 
 NOT_A_DB = "this is not a database\n"
 TRACEBACK = "Traceback (most recent call last)"
@@ -66,8 +67,10 @@ def database(kind: str, tmp_path: Path) -> str:
             box.append("ops", "user", "deploy pg-primary-9 to staging")
             box.store.indexer.drain()  # the message is in the literal index, not its backlog
             conn = box.store.pool.connection()
-            # its structure record (id 10) and leaves; id 1 (the averages) stays
-            conn.execute(f"UPDATE {LITERAL_TABLE}_data SET block = x'0102030405060708' WHERE id > 1")
+            # its structure record (id 10) and leaves; id 1 (the averages) stays; the word
+            # index too: a search reads whichever of the two the term needs
+            for table in (LITERAL_TABLE, WORDS_TABLE):
+                conn.execute(f"UPDATE {table}_data SET block = x'0102030405060708' WHERE id > 1")
     else:
         return ""
     return str(path)

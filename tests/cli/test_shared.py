@@ -164,7 +164,8 @@ def test_a_damaged_index_names_the_repair(tmp_path: Path, run) -> None:
         box.append("ops", "user", "deploy pg-primary-9 to staging")
         box.store.indexer.drain()
         conn = box.store.pool.connection()
-        conn.execute("UPDATE messages_literal_data SET block = x'0102030405060708' WHERE id > 1")
+        for table in ("messages_literal", "messages_words"):  # a search reads either
+            conn.execute(f"UPDATE {table}_data SET block = x'0102030405060708' WHERE id > 1")
     r = run("--db", str(db), "search-memory", "pg-primary")
     assert r.code == 1 and "run `recallbox doctor --repair`" in r.error_line
 

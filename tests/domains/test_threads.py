@@ -203,7 +203,7 @@ def test_every_candidate_is_checked_with_no_cap_note(
     box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", 1)
-    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.PHRASE_SORT_MAX", 2)
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.WORDS_SORT_MAX", 2)
     ids = [box.append("t", "user", f"Zeta {i} 9Zeb").id for i in range(5)]
     box.store.indexer.drain()
     result = box.search_memory("zeta")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from typing import Any
+from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
@@ -23,9 +24,27 @@ def fixture(box: recallbox.Box, tmp_path: Path) -> Fixture:
     return build_fixture(box, tmp_path)
 
 
+def decoded_once(app: Any) -> Any:
+    """``app`` with ``scope["path"]`` percent-decoded once from ``raw_path``, as a real server
+    (uvicorn) does: Starlette's TestClient decodes it twice (httpx's ``URL.path`` is already
+    decoded, and it unquotes that again), so a channel holding ``%00`` reached the route as NUL."""
+
+    async def once(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("raw_path"):
+            scope = {**scope, "path": unquote(scope["raw_path"].decode("latin-1"))}
+        await app(scope, receive, send)
+
+    return once
+
+
+def inspector_client(box: recallbox.Box) -> TestClient:
+    """A TestClient over the inspector of ``box`` that decodes paths as a real server does."""
+    return TestClient(decoded_once(build_app(box)), base_url=BASE)
+
+
 @pytest.fixture
 def client(box: recallbox.Box, fixture: Fixture) -> Iterator[TestClient]:
-    with TestClient(build_app(box), base_url=BASE) as test_client:
+    with inspector_client(box) as test_client:
         yield test_client
 
 

@@ -18,7 +18,10 @@ The pieces, in the order a search runs them:
   skips matches already inside an emitted window of the same field, stops adding blocks at the
   first one that does not fit, and counts the (message, field) pairs it could not show.
 * The store's candidates are complete (no candidate cap): the search reads them until the
-  blocks are full, then at most :data:`LITERAL_COUNT_BUDGET` more rows to count what is left.
+  blocks are full, then at most :data:`LITERAL_COUNT_BUDGET` more rows (a long row counting
+  as one more per :data:`LITERAL_COUNT_ROW_CHARS` characters) to count what is left,
+  and stops counting sooner where the store says its next candidates are costly to reach
+  (``CandidateStream.costly``: a rare term's next hits lie far apart in its index).
   When every candidate was read the count is exact ("N more hits", "1000+" past
   :data:`LITERAL_COUNT_LIMIT`); otherwise it is a true lower bound — the pairs counted plus
   the messages the store's index says surely hold a term — and reads "At least N".
@@ -52,8 +55,10 @@ OTHER_MEMORY_TIMEOUT_S = 2.0
 MAX_QUERY_TERMS = 16
 INDEXED_TERM_CHARS = 3  # the trigram index needs 3 characters; shorter terms go elsewhere
 LITERAL_COUNT_BUDGET = 128  # candidate rows read to count the hits left once the blocks are full
+LITERAL_COUNT_ROW_CHARS = 8_000  # a longer row counts as one more row per this many characters
 SHORT_QUERY_SCAN_MESSAGES = 2_000  # the bounded scan for a term the indexes cannot find
 ECHO_MAX_CHARS = 200  # query, channel and field names echoed inside a result
+LOWER_CACHE_MAX_CHARS = 8_000_000  # lower-cased candidate text kept for one search
 
 CONTENT_FIELD = "content"
 QUOTE_CHARS = "\"'`“”‘’"
@@ -118,11 +123,18 @@ def query_terms(query: str) -> list[str]:
     return terms[:MAX_QUERY_TERMS]
 
 
-def match_spans(text: str, term: str, *, case_sensitive: bool) -> Iterator[tuple[int, int]]:
+def match_spans(
+    text: str,
+    term: str,
+    *,
+    case_sensitive: bool,
+    lower: Callable[[str], str] = str.lower,
+) -> Iterator[tuple[int, int]]:
     """``(offset, length)`` of each match of ``term`` in ``text``, left to right.
 
     The case-sensitive pass yields exact occurrences; the other pass yields only the
-    occurrences that match when case is ignored and do not match exactly.
+    occurrences that match when case is ignored and do not match exactly. ``lower`` lowers
+    an ASCII text (a search passes a cache: each term's pass lowers the same long texts).
     """
     if not term:
         return
@@ -136,7 +148,7 @@ def match_spans(text: str, term: str, *, case_sensitive: bool) -> Iterator[tuple
         # Trigger: ASCII text and term (most text). Why: lowering keeps every offset, and
         # str.find runs at C speed where a regex over a 60 000-character result does not.
         # Outcome: the same spans as the regex below.
-        folded, needle = text.lower(), term.lower()
+        folded, needle = lower(text), term.lower()
         at = folded.find(needle)
         while at >= 0:
             if not text.startswith(term, at):
@@ -334,9 +346,34 @@ def literal_part(store: LiteralStore, query: str, channel: str | None) -> tuple[
     return collector.render_with_ids(shown_query, scope_text(channel))
 
 
-def _offer(collector: LiteralCollector, message: SearchableMessage, term: str, cs: bool) -> None:
+class LowerCache:
+    """Lower-cased texts of one search, up to :data:`LOWER_CACHE_MAX_CHARS`: every term's
+    case-insensitive pass rechecks the same candidate texts."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[str, str]] = {}  # id(text) -> (text, lowered)
+        self._chars = 0
+
+    def __call__(self, text: str) -> str:
+        kept = self._texts.get(id(text))
+        if kept is not None and kept[0] is text:
+            return kept[1]
+        lowered = text.lower()
+        if self._chars + len(text) <= LOWER_CACHE_MAX_CHARS:
+            self._texts[id(text)] = (text, lowered)
+            self._chars += len(text)
+        return lowered
+
+
+def _offer(
+    collector: LiteralCollector,
+    message: SearchableMessage,
+    term: str,
+    cs: bool,
+    lower: Callable[[str], str],
+) -> None:
     for index, (field_name, text) in enumerate(message_fields(message)):
-        spans = match_spans(text, term, case_sensitive=cs)
+        spans = match_spans(text, term, case_sensitive=cs, lower=lower)
         collector.offer(message, index, field_name, text, spans)
 
 
@@ -344,6 +381,7 @@ def _collect(store: LiteralStore, terms: list[str], channel: str | None) -> Lite
     """Read every term's passes in order until the blocks are full, then count what is left
     within :data:`LITERAL_COUNT_BUDGET` rows (see the module docs)."""
     collector = LiteralCollector(global_search=channel is None)
+    lower = LowerCache()
     budget = LITERAL_COUNT_BUDGET
     streams: list[CandidateStream] = []
     for term in terms:
@@ -352,7 +390,10 @@ def _collect(store: LiteralStore, terms: list[str], channel: str | None) -> Lite
             rows, bounded = _candidates(store, term, channel, case_sensitive)
             collector.bounded_scan |= bounded
             streams.append(rows)
-            for message in rows:
+            while not (collector.full and collector.not_shown and rows.costly()):
+                message = next(rows, None)
+                if message is None:
+                    break
                 if collector.done:
                     return collector
                 if collector.full:
@@ -360,11 +401,21 @@ def _collect(store: LiteralStore, terms: list[str], channel: str | None) -> Lite
                         # Trigger: the count budget is spent with candidates left.
                         # Why: counting every hit of a common term costs the whole history.
                         # Outcome: a lower bound, from what was read and what the index says.
-                        collector.exact = False
-                        collector.beyond = _beyond(collector, streams)
-                        return collector
-                    budget -= 1
-                _offer(collector, message, term, case_sensitive)
+                        return _lower_bound(collector, streams)
+                    budget -= 1 + len(message.content) // LITERAL_COUNT_ROW_CHARS
+                _offer(collector, message, term, case_sensitive, lower)
+            else:
+                # Trigger: the blocks are full and the store's next candidates of this term
+                # lie in a sparse stretch of its index (a rare term: reading on costs a large
+                # part of the history to count a few more).
+                # Outcome: a lower bound, as when the count budget is spent.
+                return _lower_bound(collector, streams)
+    return collector
+
+
+def _lower_bound(collector: LiteralCollector, streams: list[CandidateStream]) -> LiteralCollector:
+    collector.exact = False
+    collector.beyond = _beyond(collector, streams)
     return collector
 
 

@@ -68,6 +68,10 @@ def _cannot_tell(limit: int) -> Sequence[str] | None:
     return None
 
 
+def _never() -> bool:
+    return False
+
+
 class CandidateStream(Iterator[SearchableMessage]):
     """Candidates in search order; ``truncated`` becomes true once the store stopped at the
     caller's ``limit`` while its index held more (known only after that point is reached).
@@ -75,12 +79,18 @@ class CandidateStream(Iterator[SearchableMessage]):
     ``holders(n)`` returns up to ``n`` ids of visible messages that surely hold the term with
     case folded (in their content or in one argument leaf) — what a "more hits" count may
     rely on without reading them — or ``None`` when the backend cannot tell for this term.
+
+    ``costly()`` is true when the next candidate would cost the backend a read of a large
+    stretch of its index (a rare term whose next hits lie far apart): a caller that only
+    counts what is left may stop there (its count is then a lower bound). Reading on still
+    yields every candidate.
     """
 
     def __init__(self) -> None:
         self.rows: Iterator[SearchableMessage] = iter(())
         self.truncated = False
         self.holders: Callable[[int], Sequence[str] | None] = _cannot_tell
+        self.costly: Callable[[], bool] = _never
 
     def __next__(self) -> SearchableMessage:
         return next(self.rows)

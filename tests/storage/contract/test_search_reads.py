@@ -55,6 +55,23 @@ def test_literal_candidates_come_in_thread_search_order(store: Store) -> None:
     assert len(list(whole)) == 4 and not whole.truncated
 
 
+def test_a_stream_says_whether_reading_on_is_costly_and_reading_on_yields_every_candidate(
+    store: Store,
+) -> None:
+    ids = []
+    for t in range(6):
+        ids = [m.id for m in add(store, f"t{t}", f"needle {t}", "hay")] + ids
+    stream = store.literal_candidates(LiteralQuery("needle", True), where=EVERYTHING)
+    seen = []
+    while True:
+        assert stream.costly() in (True, False)  # a hint only: the rows go on regardless
+        message = next(stream, None)
+        if message is None:
+            break
+        seen.append(message.id)
+    assert seen == [i for i in ids if i in seen] and len(seen) == 6
+
+
 def test_literal_candidates_are_a_superset_of_exact_matches(store: Store) -> None:
     exact = add(store, "a", "Error: disk")[0]
     upper = add(store, "a", "ERROR: disk")[0]

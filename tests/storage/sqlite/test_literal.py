@@ -10,6 +10,7 @@ import recallbox
 from recallbox.storage.base import CandidateStream, LiteralQuery, SearchFilter, Store
 from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
+    SQL_FILTER_MAX_CHARS,
     bigram_match,
     filter_sql,
     has_non_ascii_case,
@@ -84,6 +85,9 @@ def test_the_exact_filter_is_instr_when_case_sensitive_else_like_without_escape(
 ) -> None:
     sql, values = filter_sql("a_b*", case_sensitive=True, ids=2)
     assert "instr(m.content, ?3)" in sql and "LIKE" not in sql and values == ["a_b*"]
+    for case_sensitive in (True, False):  # long rows: the recheck alone
+        _, values = filter_sql("xxa", case_sensitive=case_sensitive, ids=2)
+        assert values[-1] == SQL_FILTER_MAX_CHARS
     sql, values = filter_sql("a_b*", case_sensitive=False, ids=2)
     assert "ESCAPE" not in sql and "instr" not in sql and values == ["%a_b*%"]
     sql, values = filter_sql("Ärger", case_sensitive=False, ids=2)

@@ -2,7 +2,7 @@
 
 ``release-schema4.db`` was written before #14: opening it applies the literal index by thread
 and text stored once, in resumable batches with progress. ``release-schema12.db`` was written
-by the current release (main at 0704c23): opening it applies the migrations since.
+by main at schema 12 (the current release): opening it applies the migrations since.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from recallbox.storage.sqlite.literal_index import backlog_size
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_LITERAL_INDEX, MIGRATIONS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "release-schema4.db"
-CURRENT_RELEASE = Path(__file__).parent / "fixtures" / "release-schema12.db"
 TERMS = ("plantmark-alpha", "pg-primary-3", "Connection refused", "召回机制", "召回", "ssh host-7")
 
 
@@ -65,7 +64,11 @@ def test_the_release_database_upgrades_in_place(
         assert box.policy().quarantined == ("secret",)
     assert _texts(old_db) == before
     reports = [r for r in caplog.records if hasattr(r, "migration")]
-    assert {r.migration for r in reports} == {MIGRATION_LITERAL_INDEX, upgrades.MIGRATION_TEXT_ONCE}  # type: ignore[attr-defined]
+    assert {r.migration for r in reports} == {  # type: ignore[attr-defined]
+        MIGRATION_LITERAL_INDEX,
+        upgrades.MIGRATION_TEXT_ONCE,
+        upgrades.MIGRATION_WORD_INDEX,
+    }
     assert all(r.done <= r.total or r.total == 0 for r in reports)  # type: ignore[attr-defined]
 
 
@@ -123,6 +126,88 @@ def test_a_new_database_and_an_upgraded_one_answer_alike(old_db: Path, tmp_path:
     )
 
 
+# -- the word index (migration 14) on a database written by main before it ----------------------
+
+SCHEMA12 = Path(__file__).parent / "fixtures" / "release-schema12.db"
+WORD_TERMS = (
+    *TERMS,
+    "pg-primary-3 to staging",
+    "Connection refused on host-7.prod",
+    "deploy pg-primary",
+    "refused on host",
+    "ssh host-7.prod said",
+)
+
+
+def _indexed(conn: apsw.Connection, table: str) -> set[int]:
+    return {int(r[0]) for r in conn.execute(f"SELECT rowid FROM {table}_docsize")}
+
+
+def test_a_schema12_database_gets_the_word_index_in_place(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "v12.db"
+    shutil.copyfile(SCHEMA12, db)
+    before = _texts(db)
+    caplog.set_level(logging.INFO, "recallbox.storage.sqlite.migrations")
+    with recallbox.open(db) as box:
+        box.store.indexer.stop()
+        conn = box.store.pool.connection()
+        assert box.store.schema_version() == LATEST_VERSION
+        assert backlog_size(conn) == 3  # the rows queued by the old code stay queued ...
+        literal, words = _indexed(conn, "messages_literal"), _indexed(conn, "messages_words")
+        assert words == literal and len(words) == 191  # ... every indexed row has its words
+        for term in WORD_TERMS:
+            assert_complete(box, term)
+        box.store.indexer.drain()
+        assert _indexed(conn, "messages_words") == _indexed(conn, "messages_literal")
+        assert len(_indexed(conn, "messages_words")) == 194
+        for term in WORD_TERMS:
+            assert_complete(box, term)
+        assert box.doctor().healthy
+    assert _texts(db) == before
+    reports = [r for r in caplog.records if hasattr(r, "migration")]
+    assert {r.migration for r in reports} == {upgrades.MIGRATION_WORD_INDEX}  # type: ignore[attr-defined]
+    assert reports[-1].done == reports[-1].total == 191  # type: ignore[attr-defined]
+
+
+def test_an_interrupted_word_index_migration_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "v12.db"
+    shutil.copyfile(SCHEMA12, db)
+    monkeypatch.setattr(upgrades, "MIGRATION_INDEX_ROWS", 20)
+    real = upgrades.WORD_INDEX.step
+    batches = {"n": 0}
+
+    def crashing(conn: apsw.Connection, progress: upgrades.Progress) -> bool:
+        batches["n"] += 1
+        if batches["n"] == 4:
+            raise KeyboardInterrupt
+        return real(conn, progress)
+
+    monkeypatch.setitem(
+        upgrades.BATCHED,
+        upgrades.MIGRATION_WORD_INDEX,
+        upgrades.Batched(upgrades.WORD_INDEX.total, crashing, upgrades.WORD_INDEX.finish),
+    )
+    with pytest.raises(KeyboardInterrupt):
+        recallbox.open(db)
+    conn = apsw.Connection(str(db))
+    progress = conn.execute("SELECT name, done, total FROM migration_progress").fetchall()
+    words = len(_indexed(conn, "messages_words"))
+    conn.close()
+    assert progress == [(upgrades.MIGRATION_WORD_INDEX, 60, 191)] and words == 60
+    monkeypatch.setitem(upgrades.BATCHED, upgrades.MIGRATION_WORD_INDEX, upgrades.WORD_INDEX)
+    with recallbox.open(db) as box:
+        box.store.indexer.drain()
+        conn = box.store.pool.connection()
+        assert _indexed(conn, "messages_words") == _indexed(conn, "messages_literal")
+        assert box.doctor().healthy
+        for term in WORD_TERMS:
+            assert_complete(box, term)
+
+
 def _index_names(db: Path) -> set[str]:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     names = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'index'")}
@@ -134,7 +219,7 @@ def test_the_current_release_database_upgrades_in_place(tmp_path: Path) -> None:
     """The index on ``tool_call_id`` (no query reads it) is dropped; nothing else changes: the
     same rows, the same answers, and a tool result still shows the call it answers."""
     db = tmp_path / "current.db"
-    shutil.copyfile(CURRENT_RELEASE, db)
+    shutil.copyfile(SCHEMA12, db)
     before = _texts(db)
     assert "messages_by_tool_call" in _index_names(db)
     with recallbox.open(db) as box:

@@ -21,6 +21,7 @@ from typing import Any
 import apsw
 
 from recallbox.storage.sqlite.literal_index import LiteralIndex, index_backlog
+from recallbox.storage.sqlite.literal_words import word_stream
 from recallbox.storage.sqlite.match import quote_phrase
 from recallbox.storage.sqlite.schema import FTS_INDEXES, LITERAL_INDEXES, FtsIndex
 from recallbox.text.cjk import has_cjk
@@ -53,6 +54,12 @@ def _probe_token(conn: apsw.Connection, index: AnyIndex, values: tuple[str, ...]
             stripped = value.strip()
             if len(stripped) >= TRIGRAM_CHARS:
                 return quote_phrase(stripped[:TRIGRAM_CHARS])
+        return None
+    if index.probe == "words":
+        for value in values:
+            items = word_stream(value).split()
+            if items:
+                return quote_phrase(items[0])
         return None
     tokenizer = conn.fts5_tokenizer("unicode61", list(PROBE_TOKENIZER_ARGS))
     text = " ".join(values).encode("utf-8")
@@ -187,7 +194,11 @@ def _rebuild(conn: apsw.Connection, index: AnyIndex) -> None:
     """Refill the index from its content (the literal index: empty it, queue every row, and
     index the queue now)."""
     if isinstance(index, LiteralIndex):
-        conn.execute(f"DELETE FROM {index.name}")
+        for table in index.tables:  # the backlog refills them all: none may keep a row
+            if _table_exists(conn, table):
+                conn.execute(f"DELETE FROM {table}")
+            else:
+                conn.execute(LITERAL_INDEXES[table].create_sql())
         conn.execute(index.backlog_sql())
         conn.execute(index.enqueue_all_sql())
         while index_backlog(conn):

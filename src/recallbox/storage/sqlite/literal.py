@@ -3,51 +3,58 @@
 Two steps, the second lazy:
 
 1. **Candidate keys in search order, reading no content.** A term of 3+ characters: the
-   literal index (``literal_plan.py``: a cheap trigram probe, the whole term as a phrase, or a
-   walk of the order one generation at a time), plus the rows not indexed yet, scanned
-   exactly. Every candidate is found: there is no candidate cap. The plan of a term is kept
-   for the read snapshot, so the case-insensitive pass reuses the case-sensitive one's.
-   Under 3 characters, CJK: the bigram index ``messages_fts`` (content only; a single CJK
-   character is a prefix query), sorted in SQL when few, else intersected with a walk of the
-   ``(generation_id, seq)`` index. ``recent`` adds the newest searchable messages in scope, for
-   short terms no index holds (the caller says so in its result).
-2. **An exact filter inside SQLite, chunk by chunk, in that order.** The case-sensitive pass:
-   ``instr`` of the whole term (exact); the other: ``LIKE '%term%'`` — no ``ESCAPE`` (``%``
-   and ``_`` in the term are then wildcards, which only widens the set), ASCII case folded —
-   plus the whole visibility rule again (``visibility.py``: the rows are read after step 1,
-   and a quarantine or an exclusion may have committed in between; a search normally runs in
-   one snapshot). A case-insensitive pass for a term with non-ASCII cased letters (``Ärger``)
-   skips ``LIKE``, which folds ASCII only. ``LIKE`` filters terms longer than
-   :data:`LIKE_PATTERN_MAX_CHARS` by their prefix. The caller rechecks every row exactly.
+   literal indexes (``literal_plan.py``: a phrase of the term's words and word boundaries in
+   the word index, a cheap trigram probe, or a walk of the whole term as a trigram phrase in
+   search order, ``literal_walk.py``), plus the rows not indexed yet, scanned exactly. Every
+   candidate is found: there is no candidate cap. The plan of a term is kept for the read
+   snapshot, so the case-insensitive pass reuses the case-sensitive one's. Under 3
+   characters, CJK: the bigram index ``messages_fts`` (content only; a single CJK character
+   is a prefix query), sorted in SQL when few, else intersected with a walk of the
+   ``(generation_id, seq)`` index. ``recent`` adds the newest searchable messages in scope,
+   for short terms no index holds (the caller says so in its result).
+2. **An exact filter inside SQLite, chunk by chunk, in that order** (``literal_rows.py``),
+   with the whole visibility rule again; the caller rechecks every row exactly.
 
 Rows (with their possibly large content) are filtered and fetched a small chunk at a time as
 the caller consumes them, so a common term costs the first chunks only. The stream's
 ``holders(n)`` reads, for the "more hits" count, up to ``n`` ids of visible messages that
-surely hold the term (an exact phrase of the index).
+surely hold the term, and ``costly()`` says when its next candidate lies in a sparse stretch
+of the index (a caller that only counts stops there).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from itertools import islice
 from typing import Any
-
-import apsw
 
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
-from recallbox.storage.sqlite.literal_index import SEQ_MASK, THREAD_SHIFT, key_sql, keys_to_uids
+from recallbox.storage.sqlite.literal_index import keys_to_uids
 from recallbox.storage.sqlite.literal_plan import (
     LIKE_PATTERN_MAX_CHARS,
     TRIGRAM_CHARS,
+    KeyFeed,
     Plan,
     holder_keys,
     like_pattern,
     load_scope,
-    ordered_keys,
     plan_term,
+)
+from recallbox.storage.sqlite.literal_rows import (
+    FILTER_CHUNK_IDS,
+    ROW_COLUMNS,
+    SEARCH_FROM,
+    SQL_FILTER_MAX_CHARS,
+    Pending,
+    RowCache,
+    fetch,
+    filter_sql,
+    has_non_ascii_case,
+    read_by_id,
+    read_by_key,
+    text_filter,
 )
 from recallbox.storage.sqlite.match import quote_phrase
 from recallbox.storage.sqlite.visibility import (
@@ -57,26 +64,20 @@ from recallbox.storage.sqlite.visibility import (
     thread_gate,
     without_channel,
 )
-from recallbox.storage.values import CandidateStream, SearchableMessage
+from recallbox.storage.values import CandidateStream
 from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
-FILTER_CHUNK_IDS = 64  # candidates filtered (and their rows read) per query
 SORT_CANDIDATES_MAX = 20_000  # short terms: above this many, walk the order instead of sorting
 PLAN_CACHE_MAX = 64  # term plans kept for the open read snapshots
 
 SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
-SEARCH_FROM = (
-    "messages m JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id"
-)
-ROW_COLUMNS = "m.id, m.uid, t.channel, g.number, m.seq, m.role, m.content, m.tool_calls"
-BY_KEY_FROM = (
-    "json_each(?1) AS j CROSS JOIN messages m ON m.thread_id = (j.value >> "
-    f"{THREAD_SHIFT}) AND m.seq = (j.value & {SEQ_MASK}) JOIN threads t ON t.id = m.thread_id "
-    "JOIN generations g ON g.id = m.generation_id"
-)
 
 __all__ = [
+    "FILTER_CHUNK_IDS",
     "LIKE_PATTERN_MAX_CHARS",
+    "ROW_COLUMNS",
+    "SEARCH_FROM",
+    "SQL_FILTER_MAX_CHARS",
     "bigram_match",
     "filter_sql",
     "has_non_ascii_case",
@@ -85,12 +86,8 @@ __all__ = [
     "literal_candidates",
     "recent_source",
     "sorted_sql",
+    "text_filter",
 ]
-
-
-def has_non_ascii_case(term: str) -> bool:
-    """True when ``term`` holds a non-ASCII letter that has another case (``LIKE`` won't fold)."""
-    return any(ord(c) > 0x7F and (c.lower() != c or c.upper() != c) for c in term)
 
 
 def bigram_match(term: str) -> str:
@@ -99,84 +96,6 @@ def bigram_match(term: str) -> str:
     if len(cjk) >= 2:
         return quote_phrase(segment(cjk))
     return quote_phrase(cjk) + "*"
-
-
-# -- reading ------------------------------------------------------------------------------------
-
-
-def _fetch(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> list[Any]:
-    with pool.reading() as conn:
-        try:
-            return conn.execute(sql, params).fetchall()
-        except apsw.SQLError as exc:
-            # Trigger: FTS5 rejects an expression built from user text.
-            # Why: terms are always quoted, so this is a tokenizer corner, not a caller error.
-            # Outcome: no candidates for this lookup, never an exception to the caller.
-            if "fts5" not in str(exc):
-                raise
-            return []
-
-
-def _ids(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> list[int]:
-    return [int(r[0]) for r in _fetch(pool, sql, params)]
-
-
-def _row(row: Sequence[Any]) -> SearchableMessage:
-    return SearchableMessage(
-        id=row[1],
-        channel=row[2],
-        generation=int(row[3]),
-        seq=int(row[4]),
-        role=row[5],
-        content=row[6],
-        tool_calls=json.loads(row[7]) if row[7] is not None else None,
-    )
-
-
-def text_filter(term: str, *, case_sensitive: bool, first: int) -> tuple[str, list[Any]]:
-    """The conditions on ``m.content``/``m.args_text`` (numbered from ``?<first>``) that every
-    row holding ``term`` passes, and their values.
-
-    Case-sensitive: ``instr`` of the whole term, exact (``LIKE`` and ``GLOB`` backtrack on a
-    term that starts with a run of one character, ``xxxx keyword`` in 60 000 characters of
-    ``x``: 3x slower there). Otherwise ``LIKE`` (ASCII case folded; faster than ``instr``
-    over ``lower()`` on ordinary text) for a term without non-ASCII cased letters.
-    """
-    if case_sensitive:
-        return f" AND (instr(m.content, ?{first}) > 0 OR instr(m.args_text, ?{first}) > 0)", [term]
-    if has_non_ascii_case(term):
-        return "", []
-    return f" AND (m.content LIKE ?{first} OR m.args_text LIKE ?{first})", [like_pattern(term)]
-
-
-def _read_chunks(
-    pool: ConnectionPool,
-    query: LiteralQuery,
-    where: SearchFilter,
-    ids: Iterator[int],
-    by_key: bool,
-) -> Iterator[SearchableMessage]:
-    """The rows of ``ids`` (message keys, or row ids) that pass the filter and the rule, in
-    the order of ``ids``, a chunk at a time."""
-    while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
-        if by_key:
-            text, values = text_filter(query.term, case_sensitive=query.case_sensitive, first=2)
-            narrow = MESSAGES.narrow(where, first=2 + len(values))
-            sql = (
-                f"SELECT {key_sql('m')}, {ROW_COLUMNS.split(', ', 1)[1]} FROM {BY_KEY_FROM} "
-                f"WHERE {MESSAGE_SEARCHABLE_SQL}{text}{narrow.sql}"
-            )
-            params: tuple[Any, ...] = (json.dumps(chunk), *values, *narrow.params)
-        else:
-            sql, rest = filter_sql(
-                query.term, case_sensitive=query.case_sensitive, ids=len(chunk), where=where
-            )
-            params = (*chunk, *rest)
-        found: dict[Any, Sequence[Any]] = {r[0]: r for r in _fetch(pool, sql, params)}
-        for key in chunk:
-            row = found.get(key)
-            if row is not None:
-                yield _row(row)
 
 
 # -- terms of 3+ characters: the literal index ---------------------------------------------------
@@ -192,7 +111,7 @@ def _plan(pool: ConnectionPool, term: str, where: SearchFilter) -> Plan:
         return _plans[cache_key]
     with pool.snapshot() as conn:
         scope = load_scope(conn, where)
-        plan = plan_term(conn, term, where, scope)
+        plan = plan_term(pool, conn, term, where, scope)
     if serial is not None:
         if len(_plans) >= PLAN_CACHE_MAX:
             _plans.clear()
@@ -200,13 +119,15 @@ def _plan(pool: ConnectionPool, term: str, where: SearchFilter) -> Plan:
     return plan
 
 
-def _holders(pool: ConnectionPool, plan: Plan, limit: int) -> list[str]:
+def _holders(pool: ConnectionPool, plan: Plan, where: SearchFilter, limit: int) -> list[str]:
     """The term's holders, read once per plan: the case-sensitive and -insensitive passes of
     a term share its plan, so the second asks the same (costly for a phrase of a repeated
-    trigram) question."""
+    trigram) question. Rows this search has read already are not read again."""
     if limit not in plan.holders:
+        cache = RowCache.of(pool, where)
+        read = cache.rows.keys() if cache is not None else ()
         with pool.reading() as conn:
-            plan.holders[limit] = keys_to_uids(conn, holder_keys(conn, plan, limit))
+            plan.holders[limit] = keys_to_uids(conn, holder_keys(conn, plan, limit, read))
     return plan.holders[limit]
 
 
@@ -235,14 +156,16 @@ def literal_candidates(
     stream = CandidateStream()
     if len(query.term) >= TRIGRAM_CHARS:
         plan = _plan(pool, query.term, where)
-        keys = _limited(ordered_keys(pool, plan), limit, stream)
-        stream.rows = _read_chunks(pool, query, where, keys, by_key=True)
-        stream.holders = lambda n: _holders(pool, plan, n)
+        feed = KeyFeed(plan)
+        pending = Pending(feed.costly)
+        stream.rows = read_by_key(pool, query, where, _limited(feed, limit, stream), pending)
+        stream.holders = lambda n: _holders(pool, plan, where, n)
+        stream.costly = lambda: pending.rows == 0 and feed.costly()
         return stream
     ids = ordered_candidate_ids(
         pool, query.term, where=where, limit=limit, recent=recent, stream=stream
     )
-    stream.rows = _read_chunks(pool, query, where, ids, by_key=False)
+    stream.rows = read_by_id(pool, query, where, ids)
     return stream
 
 
@@ -297,6 +220,10 @@ def sorted_sql(ids: set[int], where: SearchFilter, limit: int | None = None) -> 
     return sql, (json.dumps(sorted(ids)), *narrow.params, -1 if limit is None else limit)
 
 
+def _ids(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> list[int]:
+    return [int(r[0]) for r in fetch(pool, sql, params)]
+
+
 def _generations_in_order(pool: ConnectionPool, where: SearchFilter) -> list[int]:
     """Generation ids of the threads in scope the privacy gate allows, in search order."""
     gate = thread_gate(where)
@@ -304,7 +231,7 @@ def _generations_in_order(pool: ConnectionPool, where: SearchFilter) -> list[int
         f"SELECT g.id FROM generations g JOIN threads t ON t.id = g.thread_id WHERE 1{gate.sql} "
         "ORDER BY t.last_activity DESC, t.id DESC, g.number DESC"
     )
-    return [int(r[0]) for r in _fetch(pool, sql, gate.params)]
+    return [int(r[0]) for r in fetch(pool, sql, gate.params)]
 
 
 def _walk(pool: ConnectionPool, members: set[int], where: SearchFilter) -> Iterator[int]:
@@ -346,19 +273,3 @@ def ordered_candidate_ids(
         return _limited(_walk(pool, members, where), limit, stream)
     ordered = _ids(pool, *sorted_sql(members, where, None if limit is None else limit + 1))
     return _limited(iter(ordered), limit, stream)
-
-
-def filter_sql(
-    term: str, *, case_sensitive: bool, ids: int, where: SearchFilter | None = None
-) -> tuple[str, list[Any]]:
-    """The visible rows of ``ids`` candidates (bound first, as ``?1…``) that may hold ``term``.
-
-    Returns the SQL and the values to bind after the ids. Filter and fetch are one query, so
-    the content of a candidate is read once; the whole visibility rule is applied again here
-    (the rows are read lazily, after step 1: a quarantine may have committed in between).
-    """
-    marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
-    sql = f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks}) AND {MESSAGE_SEARCHABLE_SQL}"
-    text, values = text_filter(term, case_sensitive=case_sensitive, first=ids + 1)
-    narrow = MESSAGES.narrow(where or SearchFilter(), first=ids + len(values) + 1)
-    return sql + text + narrow.sql, [*values, *narrow.params]

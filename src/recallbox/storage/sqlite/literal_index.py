@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import apsw
+
+from recallbox.storage.sqlite.literal_words import WORDS_TABLE, word_stream
 
 THREAD_SHIFT = 32
 SEQ_MASK = (1 << THREAD_SHIFT) - 1
@@ -73,6 +75,16 @@ class LiteralIndex:
     options: str = "tokenize='trigram', detail='full'"
     probe: str = "trigram"
     backlog: str = BACKLOG_TABLE
+    #: Tables keyed the same way and filled from the same backlog: the triggers delete a
+    #: message from each of them too, and a rebuild empties them all.
+    companions: tuple[str, ...] = ()
+    #: The index whose triggers serve this one (its own name when empty).
+    trigger_owner: str = ""
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """This index and its companions."""
+        return (self.name, *self.companions)
 
     def create_sql(self) -> str:
         cols = ", ".join(self.columns)
@@ -82,24 +94,28 @@ class LiteralIndex:
         )
 
     def trigger_names(self) -> tuple[str, str, str]:
-        return (f"{self.name}_ai", f"{self.name}_ad", f"{self.name}_au")
+        owner = self.trigger_owner or self.name
+        return (f"{owner}_ai", f"{owner}_ad", f"{owner}_au")
 
     def trigger_sql(self) -> list[str]:
         ai, ad, au = self.trigger_names()
         table, backlog = self.content_table, self.backlog
         queued_old = f"EXISTS (SELECT 1 FROM {backlog} WHERE id = old.id)"
         watched = ", ".join(WATCHED_COLUMNS)
+        unindex = "".join(
+            f"DELETE FROM {name} WHERE rowid = {key_sql('old')} AND {{queued}}{searchable('old')}; "
+            for name in self.tables
+        )
         return [
             f"CREATE TRIGGER {ai} AFTER INSERT ON {table} WHEN {searchable('new')} BEGIN "
             f"INSERT OR IGNORE INTO {backlog} (id) VALUES (new.id); END",
             f"CREATE TRIGGER {ad} AFTER DELETE ON {table} BEGIN "
-            f"DELETE FROM {self.name} WHERE rowid = {key_sql('old')} "
-            f"AND NOT {queued_old} AND {searchable('old')}; "
-            f"DELETE FROM {backlog} WHERE id = old.id; END",
+            + unindex.replace("{queued}", f"NOT {queued_old} AND ")
+            + f"DELETE FROM {backlog} WHERE id = old.id; END",
             f"CREATE TRIGGER {au} AFTER UPDATE OF {watched} ON {table} WHEN NOT {queued_old} "
-            f"BEGIN DELETE FROM {self.name} WHERE rowid = {key_sql('old')} "
-            f"AND {searchable('old')}; "
-            f"INSERT OR IGNORE INTO {backlog} (id) SELECT new.id WHERE {searchable('new')}; END",
+            "BEGIN "
+            + unindex.replace("{queued}", "")
+            + f"INSERT OR IGNORE INTO {backlog} (id) SELECT new.id WHERE {searchable('new')}; END",
         ]
 
     def backlog_sql(self) -> str:
@@ -130,7 +146,18 @@ class LiteralIndex:
         )
 
 
-MESSAGES_LITERAL = LiteralIndex()
+MESSAGES_LITERAL_V8 = LiteralIndex()
+"""The literal index as migration 8 created it (trigram only)."""
+MESSAGES_LITERAL = replace(MESSAGES_LITERAL_V8, companions=(WORDS_TABLE,))
+"""The literal index since migration 14: its triggers keep the word index too."""
+MESSAGES_WORDS = LiteralIndex(
+    name=WORDS_TABLE,
+    options="tokenize='ascii', detail='full'",
+    probe="words",
+    companions=(LITERAL_TABLE,),
+    trigger_owner=LITERAL_TABLE,
+)
+"""The word index (``literal_words.py``): the same rows, keys, backlog and triggers."""
 
 #: Queued text indexed per transaction, in bytes (content and argument text): indexing costs
 #: 0.1–0.2 µs of CPU per byte, so a batch holds the write lock for about 0.1 s at most whatever
@@ -147,17 +174,35 @@ _INSERT_SQL = (
     f"SELECT {key_sql('m')}, m.content, m.args_text FROM json_each(?) j "
     f"CROSS JOIN messages m ON m.id = j.value WHERE {searchable('m')}"
 )
+_ROWS_SQL = (
+    f"SELECT {key_sql('m')}, m.content, m.args_text FROM json_each(?) j "
+    f"CROSS JOIN messages m ON m.id = j.value WHERE {searchable('m')}"
+)
+_INSERT_WORDS_SQL = f"INSERT INTO {WORDS_TABLE} (rowid, content, args_text) VALUES (?, ?, ?)"
 _UNQUEUE_SQL = f"DELETE FROM {BACKLOG_TABLE} WHERE id IN (SELECT value FROM json_each(?))"
 
 
+def word_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[int, str, str | None]]:
+    """``(key, content, args_text)`` rows as the word index stores them."""
+    return [
+        (int(key), word_stream(content or ""), word_stream(args) if args else None)
+        for key, content, args in rows
+    ]
+
+
 def index_backlog(
-    conn: apsw.Connection, limit: int = INDEX_BATCH_ROWS, max_bytes: int = INDEX_BATCH_BYTES
+    conn: apsw.Connection,
+    limit: int = INDEX_BATCH_ROWS,
+    max_bytes: int = INDEX_BATCH_BYTES,
+    *,
+    words: bool = True,
 ) -> int:
     """Index queued messages (oldest first) on ``conn``, inside the caller's write
     transaction: up to ``limit`` of them, stopping once ``max_bytes`` of text are taken (at
     least one). Returns how many queued ids were taken (0: the backlog is empty).
 
-    A queued row that is no longer searchable is just unqueued.
+    A queued row that is no longer searchable is just unqueued. ``words=False`` writes the
+    trigram index only (migration 8, before the word index exists).
     """
     ids: list[int] = []
     taken = 0
@@ -175,6 +220,8 @@ def index_backlog(
         return 0
     bound = json.dumps(ids)
     conn.execute(_INSERT_SQL, (bound,))
+    if words:
+        conn.executemany(_INSERT_WORDS_SQL, word_rows(conn.execute(_ROWS_SQL, (bound,)).fetchall()))
     conn.execute(_UNQUEUE_SQL, (bound,))
     return len(ids)
 

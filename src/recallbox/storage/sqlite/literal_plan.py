@@ -1,31 +1,37 @@
-"""How a term of 3+ characters finds its candidates in the literal index, in search order.
+"""How a term of 3+ characters finds its candidates in the literal indexes, in search order.
 
 Search order (DESIGN §3.2) is threads by last activity (newest first), generation descending,
-``seq`` ascending. The index (``literal_index.py``) is keyed ``thread_id << 32 | seq``, so a
-thread is one rowid range and a generation a sub-range of it. One plan per term, shared by
-the case-sensitive and the case-insensitive pass:
+``seq`` ascending. Both indexes (``literal_index.py``) are keyed ``thread_id << 32 | seq``, so
+a thread is one key range and a generation a sub-range of it. One plan per term, shared by the
+case-sensitive and the case-insensitive pass:
 
-1. **Probe**: every (sampled) trigram of the term ANDed, ``LIMIT`` :data:`RECHECK_MAX` + 1 —
-   cheap (no positions are read). At most :data:`RECHECK_MAX` rows: they are the candidates
-   (a superset the caller rechecks), sorted here by search order.
-2. **Phrase**: the whole term (its first :data:`PHRASE_MAX_CHARS` characters) as one phrase,
-   ``LIMIT`` :data:`PHRASE_SORT_MAX` + 1: exactly the indexed rows holding it with case folded
-   as the tokenizer folds. At most :data:`PHRASE_SORT_MAX`: sorted here.
-3. **Walk**: more than that (a common term): the threads in order, each generation newest
-   first, one phrase ``MATCH … AND rowid BETWEEN`` per generation, lazily — the caller stops
-   reading once its result is full, so a common term costs the first generations only.
+1. **Words**: a term of several words (``literal_words.py``) as a phrase of its words and
+   word boundaries in the word index, ``LIMIT`` :data:`WORDS_SORT_MAX` + 1: a superset of the
+   rows holding it, however common each word is. At most :data:`WORDS_SORT_MAX`: they are
+   the candidates (the caller rechecks them), sorted here by search order.
+2. **Probe**: otherwise every (sampled) trigram of the term ANDed, ``LIMIT``
+   :data:`RECHECK_MAX` + 1 — cheap (no positions are compared). At most :data:`RECHECK_MAX`
+   rows: they are the candidates, sorted here.
+3. **Walk**: otherwise (a common term), the whole term as one trigram phrase — exactly the
+   rows holding it with case folded as the tokenizer folds (ASCII, at most
+   :data:`PHRASE_MAX_CHARS`, no newline) — read in search order as the caller goes
+   (``literal_walk.py``): a common term costs the first reads only. :class:`KeyFeed` says
+   when the walk's next read covers more than :data:`HOLDER_WALK_THREADS` threads (a sparse
+   stretch: ``CandidateStream.costly``).
 
 The rows the index has not reached yet (``literal_backlog``) are scanned exactly, with the
-visibility rule and a ``LIKE`` filter, and merged into the same order. Only threads the
-privacy gate and the filter allow are ever read. Nothing here reads message content: the
-rows are read by ``literal.py`` as the caller consumes the stream.
+visibility rule and a case-folded ``instr`` filter, and merged into the same order. Only
+threads the privacy gate and the filter allow are ever read. Nothing here reads message
+content but the backlog's and the count's (:func:`holder_keys`): the rows are read by
+``literal_rows.py`` as the caller consumes the stream.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +47,8 @@ from recallbox.storage.sqlite.literal_index import (
     THREAD_SHIFT,
     key_sql,
 )
+from recallbox.storage.sqlite.literal_walk import Walk, fts_keys
+from recallbox.storage.sqlite.literal_words import WORDS_TABLE, word_tokens
 from recallbox.storage.sqlite.match import quote_phrase
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_SEARCHABLE_SQL,
@@ -49,13 +57,15 @@ from recallbox.storage.sqlite.visibility import (
 
 TRIGRAM_CHARS = 3
 MATCH_MAX_TRIGRAMS = 32
-#: Probe candidates (step 1) read and rechecked directly, with no phrase query.
+#: Probe candidates (step 2) read and rechecked directly, with no phrase query.
 RECHECK_MAX = 200
-#: Exact phrase candidates (step 2) sorted in memory; past this the order is walked (step 3).
-PHRASE_SORT_MAX = 5_000
+#: Word-index candidates (step 1) sorted in memory; past this the trigrams are tried.
+WORDS_SORT_MAX = 2_000
 #: A longer term is matched in the index by its prefix (every candidate is rechecked).
 PHRASE_MAX_CHARS = 256
 LIKE_PATTERN_MAX_CHARS = 256
+#: Threads whose generations one statement reads while a walk goes on.
+GENERATIONS_READ_THREADS = 64
 
 SortKey = tuple[int, int, int]
 
@@ -121,6 +131,17 @@ class Scope:
             self.first_seqs[int(thread)].append(int(first if first is not None else 1))
             self.numbers[int(thread)].append(int(number))
 
+    def firsts(self, pool: ConnectionPool, thread: int) -> list[int]:
+        """The first ``seq`` of each generation of ``thread`` (read with the next threads of the
+        order, :data:`GENERATIONS_READ_THREADS` at a time)."""
+        if thread not in self.first_seqs:
+            at = self.rank.get(thread, 0)
+            with pool.reading() as conn:
+                self.load_generations(
+                    conn, [thread, *self.threads[at : at + GENERATIONS_READ_THREADS]]
+                )
+        return self.first_seqs[thread]
+
     def sort_key(self, key: int) -> SortKey:
         """Search order of a message key (its thread's generations loaded)."""
         thread, seq = key >> THREAD_SHIFT, key & SEQ_MASK
@@ -128,14 +149,6 @@ class Scope:
         at = bisect.bisect_right(firsts, seq) - 1
         number = self.numbers[thread][at] if at >= 0 else 1
         return self.rank[thread], -number, seq
-
-    def generation_ranges(self, thread: int) -> list[tuple[int, int]]:
-        """The key range of each generation of ``thread``, newest generation first."""
-        firsts = self.first_seqs.get(thread, [])
-        base = thread << THREAD_SHIFT
-        bounds = [*firsts[1:], SEQ_MASK + 1]
-        ranges = [(base | lo, base | (hi - 1)) for lo, hi in zip(firsts, bounds, strict=True)]
-        return ranges[::-1]
 
 
 def _json(values: Sequence[int]) -> str:
@@ -157,11 +170,15 @@ def load_scope(conn: apsw.Connection, where: SearchFilter) -> Scope:
 
 
 def index_keys(
-    conn: apsw.Connection, match: str, scope: Scope, limit: int | None = None
+    conn: apsw.Connection,
+    match: str,
+    scope: Scope,
+    limit: int | None = None,
+    table: str = LITERAL_TABLE,
 ) -> list[int]:
-    """Keys of the index rows matching ``match`` (in the channel's range for a channel search),
-    in key order, at most ``limit``; not yet filtered by :meth:`Scope.allows`."""
-    sql = f"SELECT rowid FROM {LITERAL_TABLE} WHERE {LITERAL_TABLE} MATCH ?"
+    """Keys of the ``table`` rows matching ``match`` (in the channel's range for a channel
+    search), in key order, at most ``limit``; not yet filtered by :meth:`Scope.allows`."""
+    sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
     params: list[Any] = [match]
     bounds = scope.range_params()
     if scope.channel:
@@ -172,19 +189,7 @@ def index_keys(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    return _keys(conn, sql, params)
-
-
-def _keys(conn: apsw.Connection, sql: str, params: Sequence[Any]) -> list[int]:
-    try:
-        return [int(r[0]) for r in conn.execute(sql, params)]
-    except apsw.SQLError as exc:
-        # Trigger: FTS5 rejects an expression built from user text.
-        # Why: terms are always quoted, so this is a tokenizer corner, not a caller error.
-        # Outcome: no candidates from the index for this lookup, never an exception.
-        if "fts5" not in str(exc):
-            raise
-        return []
+    return fts_keys(conn, sql, params)
 
 
 #: A text holding a character outside ASCII (whose case SQLite's ``lower()`` cannot fold).
@@ -234,57 +239,76 @@ def backlog_keys(
 
 @dataclass
 class Plan:
-    """The candidates of one term in one scope: a sorted list, or a walk (``keys is None``)."""
+    """The candidates of one term in one scope: a sorted list (``keys``), or a walk of the
+    phrase in search order (``walk``); and the rows still queued for the index (``tail``)."""
 
     term: str
     scope: Scope
     keys: list[int] | None
     tail: list[int]
-    phrase: str
+    walk: Walk | None = None
     tail_sure: set[int] = field(default_factory=set)  # queued rows surely holding the term
     holders: dict[int, list[str]] = field(default_factory=dict)  # limit -> ids (both passes)
 
 
-def plan_term(conn: apsw.Connection, term: str, where: SearchFilter, scope: Scope) -> Plan:
-    """Steps 1 and 2 of the module docs, and the queued rows; all on one read snapshot."""
-    phrase = phrase_match(term)
+def word_keys(conn: apsw.Connection, term: str, scope: Scope) -> list[int] | None:
+    """Step 1: the keys of the rows the word index says may hold ``term``, or ``None`` (no
+    word phrase, or more than :data:`WORDS_SORT_MAX`).
+
+    The phrase is tried first without its last token when that is a prefix (the head of the
+    text's word): FTS5 reads every doclist of a prefix before its first row (2 ms for a word
+    in 46 000 messages at 1M, 50 ms for one in 680 000), so the prefix is read only when the
+    rest was not narrow enough.
+    """
+    tokens, prefix = word_tokens(term)
+    if not tokens:
+        return None
+    if prefix and len(tokens) > 1:
+        keys = index_keys(conn, _phrase(tokens[:-1]), scope, WORDS_SORT_MAX + 1, WORDS_TABLE)
+        if len(keys) <= WORDS_SORT_MAX:
+            return keys
+    keys = index_keys(
+        conn, _phrase(tokens) + (" *" if prefix else ""), scope, WORDS_SORT_MAX + 1, WORDS_TABLE
+    )
+    return keys if len(keys) <= WORDS_SORT_MAX else None
+
+
+def _phrase(tokens: Sequence[str]) -> str:
+    return '"' + " ".join(tokens) + '"'
+
+
+def plan_term(
+    pool: ConnectionPool, conn: apsw.Connection, term: str, where: SearchFilter, scope: Scope
+) -> Plan:
+    """Steps 1 and 2 of the module docs (or the start of step 3), and the queued rows; all on
+    one read snapshot (``conn``'s)."""
     tail, tail_sure = backlog_keys(conn, term, where, scope)
     keys: list[int] | None = []
     if scope.threads:
-        probe = index_keys(conn, trigram_match(term), scope, RECHECK_MAX + 1)
-        if len(probe) > RECHECK_MAX:
-            found = index_keys(conn, phrase, scope, PHRASE_SORT_MAX + 1)
-            keys = found if len(found) <= PHRASE_SORT_MAX else None
-        else:
-            keys = probe
+        keys = word_keys(conn, term, scope)
+        if keys is None:
+            probe = index_keys(conn, trigram_match(term), scope, RECHECK_MAX + 1)
+            keys = probe if len(probe) <= RECHECK_MAX else None
     listed = [k for k in [*(keys or []), *tail] if scope.allows(k)]
     scope.load_generations(conn, sorted({k >> THREAD_SHIFT for k in listed}))
     tail = sorted((k for k in tail if scope.allows(k)), key=scope.sort_key)
+    walk = None
     if keys is not None:
         keys = sorted((k for k in keys if scope.allows(k)), key=scope.sort_key)
-    return Plan(term, scope, keys, tail, phrase, {k for k in tail_sure if scope.allows(k)})
+    else:
+        walk = Walk(
+            pool,
+            LITERAL_TABLE,
+            phrase_match(term),
+            scope.threads,
+            lambda thread: scope.firsts(pool, thread),
+        )
+    return Plan(term, scope, keys, tail, walk, {k for k in tail_sure if scope.allows(k)})
 
 
-def walk(pool: ConnectionPool, plan: Plan) -> Iterator[int]:
-    """Step 3: index keys in search order, one generation at a time, lazily."""
-    scope = plan.scope
-    for thread in scope.threads:
-        with pool.reading() as conn:
-            scope.load_generations(conn, [thread])
-        for low, high in scope.generation_ranges(thread):
-            with pool.reading() as conn:
-                keys = _keys(
-                    conn,
-                    f"SELECT rowid FROM {LITERAL_TABLE} WHERE {LITERAL_TABLE} MATCH ? "
-                    "AND rowid BETWEEN ? AND ?",
-                    (plan.phrase, low, high),
-                )
-            yield from keys
-
-
-def ordered_keys(pool: ConnectionPool, plan: Plan) -> Iterator[int]:
+def ordered_keys(plan: Plan) -> Iterator[int]:
     """Every candidate key of ``plan`` in search order: the index's and the queued rows'."""
-    indexed: Iterator[int] = iter(plan.keys) if plan.keys is not None else walk(pool, plan)
+    indexed: Iterator[int] = plan.walk.each() if plan.walk is not None else iter(plan.keys or ())
     if not plan.tail:
         yield from indexed
         return
@@ -295,11 +319,76 @@ def ordered_keys(pool: ConnectionPool, plan: Plan) -> Iterator[int]:
             yield key
 
 
-def holder_keys(conn: apsw.Connection, plan: Plan, limit: int) -> list[int]:
+#: A walk whose next read covers more threads than this is in a sparse stretch: the "more
+#: hits" count reads on only below it, and the stream says its next candidate is costly.
+HOLDER_WALK_THREADS = 16
+
+
+class KeyFeed:
+    """:func:`ordered_keys` of a plan, counting what the caller took: whether the next key
+    costs a read of a sparse stretch of the index (:data:`HOLDER_WALK_THREADS`)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+        self._keys = ordered_keys(plan)
+        self.taken = 0
+
+    def __iter__(self) -> Iterator[int]:
+        return self
+
+    def __next__(self) -> int:
+        key = next(self._keys)
+        self.taken += 1
+        return key
+
+    def costly(self) -> bool:
+        walk = self._plan.walk
+        return (
+            walk is not None
+            and not self._plan.tail
+            and not walk.finished
+            and self.taken >= len(walk.found)
+            and walk.next_block > HOLDER_WALK_THREADS
+        )
+
+
+#: Rows of a sorted candidate list whose text the "more hits" count checks, per statement,
+#: and in all (the first ones, in search order).
+HOLDER_CHECK_ROWS = 256
+HOLDER_CHECK_MAX_ROWS = 512
+#: For a term that starts with a run of one character (``instr`` compares at every offset of
+#: a run of it), longer rows are not checked: the count stays a lower bound.
+HOLDER_CHECK_MAX_CHARS = 4_096
+
+
+def holder_keys(
+    conn: apsw.Connection, plan: Plan, limit: int, read: Collection[int] = ()
+) -> list[int]:
     """Up to ``limit`` keys of allowed rows that surely hold the term (case folded): queued
-    rows the plan's scan found, and indexed rows of an exact phrase."""
+    rows the plan's scan found, then the walk's keys (an exact phrase: those read, and more
+    while the walk reads few threads at a time), or the rows among the first
+    :data:`HOLDER_CHECK_MAX_ROWS` of the candidate list whose ASCII-lowered text holds the
+    lowered term (an ASCII term), but the rows the search has ``read`` already (it counted
+    those itself)."""
     found = sorted(plan.tail_sure)[:limit]
-    if phrase_is_exact(plan.term) and len(found) < limit:
-        indexed = index_keys(conn, plan.phrase, plan.scope, limit - len(found))
-        found.extend(k for k in indexed if plan.scope.allows(k))
-    return found
+    if plan.walk is not None:
+        if phrase_is_exact(plan.term):
+            found.extend(plan.walk.nearby(limit - len(found), HOLDER_WALK_THREADS))
+        return found
+    if not plan.term.isascii() or "\n" in plan.term:
+        return found
+    keys = [k for k in (plan.keys or [])[:HOLDER_CHECK_MAX_ROWS] if k not in read]
+    term = plan.term.lower()
+    for at in range(0, len(keys), HOLDER_CHECK_ROWS):
+        if len(found) >= limit:
+            break
+        chunk = keys[at : at + HOLDER_CHECK_ROWS]
+        rows = conn.execute(
+            f"SELECT {key_sql('m')} FROM json_each(?1) j CROSS JOIN messages m "
+            f"ON m.thread_id = (j.value >> {THREAD_SHIFT}) AND m.seq = (j.value & {SEQ_MASK}) "
+            "WHERE (?3 OR length(m.content) + coalesce(length(m.args_text), 0) <= ?4) "
+            "AND (instr(lower(m.content), ?2) > 0 OR instr(lower(m.args_text), ?2) > 0)",
+            (json.dumps(chunk), term, term[:1] * 2 != term[:2], HOLDER_CHECK_MAX_CHARS),
+        )
+        found.extend(int(r[0]) for r in rows)
+    return found[:limit]

@@ -16,7 +16,11 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from recallbox.storage.sqlite.fts_index import FtsIndex
-from recallbox.storage.sqlite.literal_index import MESSAGES_LITERAL
+from recallbox.storage.sqlite.literal_index import (
+    MESSAGES_LITERAL,
+    MESSAGES_LITERAL_V8,
+    MESSAGES_WORDS,
+)
 from recallbox.storage.sqlite.schema_code import CODE_SYMBOLS_FTS, M007_CODE
 
 __all__ = ["FtsIndex"]
@@ -389,10 +393,10 @@ _M008_LITERAL = [
     "(SELECT t.next_seq FROM threads t WHERE t.id = generations.thread_id))",
     *(f"DROP TRIGGER IF EXISTS {name}" for name in MESSAGES_TRGM.trigger_names()),
     f"DROP TABLE IF EXISTS {MESSAGES_TRGM.name}",
-    MESSAGES_LITERAL.create_sql(),
-    MESSAGES_LITERAL.backlog_sql(),
-    *MESSAGES_LITERAL.trigger_sql(),
-    MESSAGES_LITERAL.enqueue_all_sql(),
+    MESSAGES_LITERAL_V8.create_sql(),
+    MESSAGES_LITERAL_V8.backlog_sql(),
+    *MESSAGES_LITERAL_V8.trigger_sql(),
+    MESSAGES_LITERAL_V8.enqueue_all_sql(),
 ]
 MIGRATION_LITERAL_INDEX = "literal index by thread (trigram detail=full, behind the writes)"
 MIGRATIONS.append((8, MIGRATION_LITERAL_INDEX, _M008_LITERAL))
@@ -426,7 +430,6 @@ MIGRATIONS.append((9, MIGRATION_TEXT_ONCE, _M009_TEXT_ONCE))
 del FTS_INDEXES[MESSAGES_TRGM.name]
 FTS_INDEXES[MESSAGES_FTS.name] = MESSAGES_FTS_TEXT_ONCE
 FTS_INDEXES[TRANSCRIPT_CHUNKS_FTS.name] = TRANSCRIPT_CHUNKS_FTS_TEXT_ONCE
-LITERAL_INDEXES = {MESSAGES_LITERAL.name: MESSAGES_LITERAL}
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 
 # Transcript threads keyed by the session id inside the file (#17, ``session_merge``).
@@ -462,11 +465,23 @@ _M013 = [
     "UPDATE embedding_spaces SET vectors = vectors + 1 WHERE id = new.space_id; END",
 ]
 MIGRATIONS.append((13, "generation index with created_at, content_hash; vector counts", _M013))
+# Migration 14 (#14, literal search at scale): the word index (``literal_words.py``) beside the
+# trigram index: the same keys and backlog; the literal index's triggers now delete from both.
+# The batched part (``upgrades.py``) writes the words of every message the trigram index holds
+# (the queued ones get both from the indexer).
+_M014_WORDS = [
+    MESSAGES_WORDS.create_sql(),
+    *(f"DROP TRIGGER IF EXISTS {name}" for name in MESSAGES_LITERAL.trigger_names()),
+    *MESSAGES_LITERAL.trigger_sql(),
+]
+MIGRATION_WORD_INDEX = "word index of thread search (word and boundary positions)"
+MIGRATIONS.append((14, MIGRATION_WORD_INDEX, _M014_WORDS))
+LITERAL_INDEXES = {MESSAGES_LITERAL.name: MESSAGES_LITERAL, MESSAGES_WORDS.name: MESSAGES_WORDS}
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
-# Migration 14 (#14, size): no query reads messages by ``tool_call_id`` (a tool result's link is
+# Migration 15 (#14, size): no query reads messages by ``tool_call_id`` (a tool result's link is
 # read with its row), yet the index cost every tool result a random-key insert and ~5 bytes.
 MIGRATION_NO_TOOL_CALL_INDEX = "drop the index on tool_call_id (no query reads it)"
 MIGRATIONS.append(
-    (14, MIGRATION_NO_TOOL_CALL_INDEX, ["DROP INDEX IF EXISTS messages_by_tool_call"])
+    (15, MIGRATION_NO_TOOL_CALL_INDEX, ["DROP INDEX IF EXISTS messages_by_tool_call"])
 )
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -5,7 +5,9 @@ Physical erasure takes three things SQLite does not do by default:
 * ``PRAGMA secure_delete = ON`` on the erasing connection, so the cells and pages a delete
   or an overwrite frees are zeroed instead of only unlinked;
 * FTS5 ``optimize`` on every full-text index: an external-content index deletes by appending
-  a tombstone, and the old term stays in its segment until the segments are merged;
+  a tombstone, and the old term stays in its segment until the segments are merged (the
+  thread-search word index too: it keeps whole words; the trigram index keeps only
+  three-character pieces);
 * ``VACUUM``: a copy written before (a row updated, a page freed or split by an ordinary
   connection) may survive in a free page or a free cell; rewriting the file leaves none;
 * ``wal_checkpoint(TRUNCATE)`` once the other connections are idle: until then the old pages
@@ -36,6 +38,7 @@ from recallbox.storage.sqlite.connection import (
 )
 from recallbox.storage.sqlite.corpora import CORPORA
 from recallbox.storage.sqlite.erase_targets import code_file_clause, source_clause, target_messages
+from recallbox.storage.sqlite.literal_words import WORDS_TABLE
 from recallbox.storage.sqlite.redact import redact
 from recallbox.storage.sqlite.rows import json_list
 from recallbox.storage.sqlite.schema import FTS_INDEXES
@@ -247,9 +250,10 @@ def drop_stale_vectors(conn: apsw.Connection) -> int:
 
 def optimize_indexes(conn: apsw.Connection) -> int:
     """Merge every full-text index into one segment (drops deleted terms); returns the count."""
-    for name in FTS_INDEXES:
+    names = [*FTS_INDEXES, WORDS_TABLE]
+    for name in names:
         conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")
-    return len(FTS_INDEXES)
+    return len(names)
 
 
 def truncate_wal(conn: apsw.Connection) -> tuple[bool, int]:

@@ -42,6 +42,7 @@ from recallbox.storage.queries import CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK
 from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.literal_index import BACKLOG_TABLE, LITERAL_TABLE, key_sql, searchable
+from recallbox.storage.sqlite.literal_words import WORDS_TABLE
 from recallbox.text.normalize import normalize_text
 
 CLAUDE_FORMAT = "claude-code"
@@ -50,13 +51,15 @@ THREAD_BATCH = 500
 """Threads whose ``last_activity`` one transaction recomputes."""
 logger = logging.getLogger(__name__)
 
-#: A thread's messages leave the literal index (keyed by thread and ``seq``, migration 8):
-#: the searchable rows not queued are the ones it holds.
+#: A thread's messages leave the literal indexes (keyed by thread and ``seq``, migrations 8
+#: and 13; the word index only where it exists yet): the searchable rows not queued are the
+#: ones they hold.
 _UNINDEX_THREAD_SQL = (
-    f"DELETE FROM {LITERAL_TABLE} WHERE rowid IN (SELECT {key_sql('m')} FROM messages m "
+    "DELETE FROM {table} WHERE rowid IN (SELECT " + key_sql("m") + " FROM messages m "
     f"WHERE m.thread_id = ? AND {searchable('m')} "
     f"AND NOT EXISTS (SELECT 1 FROM {BACKLOG_TABLE} b WHERE b.id = m.id))"
 )
+_LITERAL_TABLES = (LITERAL_TABLE, WORDS_TABLE)
 #: ... and are queued, to be indexed under their new keys (the indexer reads their values then).
 _QUEUE_THREAD_SQL = (
     f"INSERT OR IGNORE INTO {BACKLOG_TABLE} (id) SELECT m.id FROM messages m "
@@ -209,7 +212,9 @@ def merge_thread(
     # The key of a moved message changes (its thread and seq): the update trigger of the
     # literal index watches text and visibility only, so the move re-queues them itself,
     # before the updates (a queued row is left to the indexer, superseded or not).
-    conn.execute(_UNINDEX_THREAD_SQL, (source_id,))
+    for table in _LITERAL_TABLES:
+        if _all(conn, "SELECT 1 FROM sqlite_master WHERE name = ?", (table,)):
+            conn.execute(_UNINDEX_THREAD_SQL.format(table=table), (source_id,))
     conn.execute(_QUEUE_THREAD_SQL, (source_id,))
     moved = _all(
         conn,

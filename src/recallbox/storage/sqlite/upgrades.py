@@ -16,10 +16,19 @@ from dataclasses import dataclass
 
 import apsw
 
-from recallbox.storage.sqlite.literal_index import backlog_size, index_backlog
+from recallbox.storage.sqlite.literal_index import (
+    BACKLOG_TABLE,
+    backlog_size,
+    index_backlog,
+    key_sql,
+    searchable,
+    word_rows,
+)
+from recallbox.storage.sqlite.literal_words import WORDS_TABLE
 from recallbox.storage.sqlite.schema import (
     MIGRATION_LITERAL_INDEX,
     MIGRATION_TEXT_ONCE,
+    MIGRATION_WORD_INDEX,
     TEXT_ONCE_INDEXES,
     FtsIndex,
 )
@@ -57,7 +66,7 @@ def _count(conn: apsw.Connection, sql: str) -> int:
 
 # -- literal index by thread ---------------------------------------------------------------------
 def _literal_step(conn: apsw.Connection, progress: Progress) -> bool:
-    taken = index_backlog(conn, MIGRATION_INDEX_ROWS)
+    taken = index_backlog(conn, MIGRATION_INDEX_ROWS, words=False)
     progress.done += taken
     return taken == 0
 
@@ -128,7 +137,41 @@ TEXT_ONCE = Batched(
 )
 
 #: Migration name -> its batched part.
+# -- the word index -------------------------------------------------------------------------------
+_INDEXED_ROWS = (
+    f"FROM messages m WHERE {searchable('m')} "
+    f"AND NOT EXISTS (SELECT 1 FROM {BACKLOG_TABLE} b WHERE b.id = m.id)"
+)
+
+
+def _words_step(conn: apsw.Connection, progress: Progress) -> bool:
+    """Write the words of the next messages (by id) the trigram index holds."""
+    rows = conn.execute(
+        f"SELECT m.id, {key_sql('m')}, m.content, m.args_text {_INDEXED_ROWS} AND m.id > ? "
+        "ORDER BY m.id LIMIT ?",
+        (progress.cursor, MIGRATION_INDEX_ROWS),
+    ).fetchall()
+    if not rows:
+        return True
+    conn.executemany(
+        f"INSERT INTO {WORDS_TABLE} (rowid, content, args_text) VALUES (?, ?, ?)",
+        word_rows([row[1:] for row in rows]),
+    )
+    last = rows[-1][0]
+    assert isinstance(last, int)
+    progress.cursor = last
+    progress.done += len(rows)
+    return False
+
+
+WORD_INDEX = Batched(
+    total=lambda conn: _count(conn, f"SELECT count(*) {_INDEXED_ROWS}"),
+    step=_words_step,
+    finish=lambda conn: None,
+)
+
 BATCHED: dict[str, Batched] = {
     MIGRATION_LITERAL_INDEX: LITERAL_INDEX,
     MIGRATION_TEXT_ONCE: TEXT_ONCE,
+    MIGRATION_WORD_INDEX: WORD_INDEX,
 }

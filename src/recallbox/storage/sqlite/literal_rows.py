@@ -1,0 +1,254 @@
+"""Reading the candidate rows of thread search: an exact filter inside SQLite, a chunk at a time.
+
+The candidates (``literal.py``) come as message keys (a term of 3+ characters) or row ids (a
+short term), in search order; this module reads their rows lazily, :data:`FILTER_CHUNK_IDS`
+at a time, so a common term costs the first chunks only:
+
+* the filter: the case-sensitive pass ``instr`` of the whole term (exact); the other ``LIKE
+  '%term%'`` — no ``ESCAPE`` (``%`` and ``_`` in the term are then wildcards, which only widens
+  the set), ASCII case folded, by its prefix past :data:`~literal_plan.LIKE_PATTERN_MAX_CHARS`;
+  none for a term with non-ASCII cased letters (``Ärger``: ``LIKE`` folds ASCII only); long
+  rows pass unfiltered where the filter would backtrack (:func:`text_filter`). Every row also
+  passes the whole visibility rule again (``visibility.py``: the rows are read after the
+  candidates, and a quarantine may have committed in between). The caller rechecks exactly.
+* :class:`RowCache`: the rows a search has read, kept for its snapshot. The case-sensitive pass
+  of a term with cased letters reads with the case-insensitive filter, keeps every row, and
+  hands out those that hold the term exactly; the case-insensitive pass then reads nothing
+  again: it takes the kept rows and skips the keys that failed the filter.
+* :class:`Pending`: how many rows of the current chunk the caller has not taken, so a stream
+  can say whether its next row costs a large read (``CandidateStream.costly``); a chunk stops
+  short of a costly key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
+from typing import Any
+
+import apsw
+
+from recallbox.storage.queries import LiteralQuery, SearchFilter
+from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.corpora import MESSAGES
+from recallbox.storage.sqlite.literal_index import SEQ_MASK, THREAD_SHIFT, key_sql
+from recallbox.storage.sqlite.literal_plan import like_pattern
+from recallbox.storage.sqlite.visibility import MESSAGE_SEARCHABLE_SQL
+from recallbox.storage.values import SearchableMessage
+
+FILTER_CHUNK_IDS = 64  # candidates filtered (and their rows read) per query, at most
+FIRST_CHUNK_IDS = 16  # the first chunk of a stream (doubling): the blocks fill with about 10
+#: Rows longer than this (content and argument text) pass the filter of a term that starts
+#: with a run of one character: the caller's recheck alone filters them.
+SQL_FILTER_MAX_CHARS = 4_096
+ROW_CACHE_MAX_CHARS = 8_000_000  # message text kept for the passes of one search
+
+SEARCH_FROM = (
+    "messages m JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id"
+)
+ROW_COLUMNS = "m.id, m.uid, t.channel, g.number, m.seq, m.role, m.content, m.tool_calls"
+BY_KEY_FROM = (
+    "json_each(?1) AS j CROSS JOIN messages m ON m.thread_id = (j.value >> "
+    f"{THREAD_SHIFT}) AND m.seq = (j.value & {SEQ_MASK}) JOIN threads t ON t.id = m.thread_id "
+    "JOIN generations g ON g.id = m.generation_id"
+)
+_BY_KEY_COLUMNS = f"{key_sql('m')}, {ROW_COLUMNS.split(', ', 1)[1]}, m.args_text"
+
+
+def has_non_ascii_case(term: str) -> bool:
+    """True when ``term`` holds a non-ASCII letter that has another case (``LIKE`` won't fold)."""
+    return any(ord(c) > 0x7F and (c.lower() != c or c.upper() != c) for c in term)
+
+
+def fetch(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> list[Any]:
+    """The rows of a read; none when FTS5 refuses an expression built from user text."""
+    with pool.reading() as conn:
+        try:
+            return conn.execute(sql, params).fetchall()
+        except apsw.SQLError as exc:
+            # Trigger: FTS5 rejects an expression built from user text.
+            # Why: terms are always quoted, so this is a tokenizer corner, not a caller error.
+            # Outcome: no candidates for this lookup, never an exception to the caller.
+            if "fts5" not in str(exc):
+                raise
+            return []
+
+
+def _row(row: Sequence[Any]) -> SearchableMessage:
+    return SearchableMessage(
+        id=row[1],
+        channel=row[2],
+        generation=int(row[3]),
+        seq=int(row[4]),
+        role=row[5],
+        content=row[6],
+        tool_calls=json.loads(row[7]) if row[7] is not None else None,
+    )
+
+
+def text_filter(term: str, *, case_sensitive: bool, first: int) -> tuple[str, list[Any]]:
+    """The conditions on ``m.content``/``m.args_text`` (numbered from ``?<first>``) that every
+    row holding ``term`` passes, and their values.
+
+    Case-sensitive: ``instr`` of the whole term, exact. Otherwise ``LIKE`` (ASCII case folded;
+    faster than ``instr`` over ``lower()`` on ordinary text) for a term without non-ASCII
+    cased letters. Both compare at every offset where the term's first character is, so a
+    term that starts with a run of one character costs them several comparisons per
+    character of a long run of it (``xxxx keyword`` in 60 000 ``x``: ``LIKE`` 30x its cost for
+    ``keyword``); for such a term a row longer than :data:`SQL_FILTER_MAX_CHARS` passes
+    unfiltered to the caller's exact recheck (``str.find``, which skips ahead).
+    """
+    if case_sensitive:
+        condition = f"instr(m.content, ?{first}) > 0 OR instr(m.args_text, ?{first}) > 0"
+        value = term
+    elif has_non_ascii_case(term):
+        return "", []
+    else:
+        condition = f"m.content LIKE ?{first} OR m.args_text LIKE ?{first}"
+        value = like_pattern(term)
+    if term[:1] * 2 != term[:2]:
+        return f" AND ({condition})", [value]
+    long_row = f"length(m.content) + coalesce(length(m.args_text), 0) > ?{first + 1}"
+    return f" AND ({long_row} OR {condition})", [value, SQL_FILTER_MAX_CHARS]
+
+
+def filter_sql(
+    term: str, *, case_sensitive: bool, ids: int, where: SearchFilter | None = None
+) -> tuple[str, list[Any]]:
+    """The visible rows of ``ids`` candidates (bound first, as ``?1…``) that may hold ``term``.
+
+    Returns the SQL and the values to bind after the ids. Filter and fetch are one query, so
+    the content of a candidate is read once; the whole visibility rule is applied again here
+    (the rows are read lazily, after the candidates: a quarantine may have committed since).
+    """
+    marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
+    sql = f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks}) AND {MESSAGE_SEARCHABLE_SQL}"
+    text, values = text_filter(term, case_sensitive=case_sensitive, first=ids + 1)
+    narrow = MESSAGES.narrow(where or SearchFilter(), first=ids + len(values) + 1)
+    return sql + text + narrow.sql, [*values, *narrow.params]
+
+
+class RowCache:
+    """Rows read in one read snapshot, by message key, up to :data:`ROW_CACHE_MAX_CHARS` of
+    text, and the keys a case-insensitive filter has turned down, by term. Only the newest
+    snapshot's are kept (a search reads one snapshot)."""
+
+    _current: tuple[tuple[int, SearchFilter], RowCache] | None = None
+
+    def __init__(self) -> None:
+        self.rows: dict[int, SearchableMessage] = {}
+        self.args: dict[int, str] = {}
+        self.refused: dict[str, set[int]] = {}  # lowered term -> keys failing its LIKE
+        self.chars = 0
+
+    @classmethod
+    def of(cls, pool: ConnectionPool, where: SearchFilter) -> RowCache | None:
+        """The cache of the snapshot open on this thread (None outside one)."""
+        serial = pool.snapshot_id()
+        if serial is None:
+            return None
+        current = cls._current
+        if current is not None and current[0] == (serial, where):
+            return current[1]
+        cache = cls()
+        cls._current = ((serial, where), cache)
+        return cache
+
+    def keep(self, rows: dict[int, tuple[SearchableMessage, str]]) -> None:
+        for key, (row, args) in rows.items():
+            size = len(row.content) + len(args)
+            if self.chars + size > ROW_CACHE_MAX_CHARS:
+                return
+            self.rows[key], self.args[key] = row, args
+            self.chars += size
+
+
+class Pending:
+    """Rows of the chunk being handed out that the caller has not taken yet, and whether the
+    next key costs a large read (``costly``: a chunk then stops short of it)."""
+
+    def __init__(self, costly: Callable[[], bool]) -> None:
+        self.rows = 0
+        self.costly = costly
+
+
+def _chunk(ids: Iterator[int], pending: Pending, size: int) -> list[int]:
+    """The next ``size`` ids, or fewer when the next one is costly to reach (the caller
+    decides, between two chunks, whether to read on)."""
+    chunk: list[int] = []
+    while len(chunk) < size and not (chunk and pending.costly()):
+        key = next(ids, None)
+        if key is None:
+            break
+        chunk.append(key)
+    return chunk
+
+
+def _holds(row: SearchableMessage, args: str, term: str) -> bool:
+    """``term`` is in the row's content or argument text, exactly (what ``instr`` checks)."""
+    return term in row.content or term in args
+
+
+def _by_key(
+    pool: ConnectionPool, keys: list[int], term: str, case_sensitive: bool, where: SearchFilter
+) -> dict[int, tuple[SearchableMessage, str]]:
+    """The visible rows of ``keys`` passing the filter, with their argument text."""
+    if not keys:
+        return {}
+    text, values = text_filter(term, case_sensitive=case_sensitive, first=2)
+    narrow = MESSAGES.narrow(where, first=2 + len(values))
+    sql = (
+        f"SELECT {_BY_KEY_COLUMNS} FROM {BY_KEY_FROM} "
+        f"WHERE {MESSAGE_SEARCHABLE_SQL}{text}{narrow.sql}"
+    )
+    rows = fetch(pool, sql, (json.dumps(keys), *values, *narrow.params))
+    return {int(r[0]): (_row(r), r[8] or "") for r in rows}
+
+
+def read_by_key(
+    pool: ConnectionPool,
+    query: LiteralQuery,
+    where: SearchFilter,
+    keys: Iterator[int],
+    pending: Pending,
+) -> Iterator[SearchableMessage]:
+    """The rows of message ``keys`` that may hold the term, in the order of ``keys``, a chunk
+    at a time (see the module docs for what the cache saves)."""
+    term = query.term
+    cache = RowCache.of(pool, where)
+    folded = term.lower()
+    # One read serves both passes: the case-sensitive one reads what the other will need.
+    shared = cache is not None and folded != term.upper() and not has_non_ascii_case(term)
+    kept = RowCache() if cache is None else cache
+    refused = kept.refused.setdefault(folded, set()) if shared else set()
+    size = FIRST_CHUNK_IDS
+    while chunk := _chunk(keys, pending, size):
+        size = min(size * 2, FILTER_CHUNK_IDS)
+        missing = [k for k in chunk if k not in kept.rows and k not in refused]
+        found = _by_key(pool, missing, term, query.case_sensitive and not shared, where)
+        if cache is not None:
+            cache.keep(found)
+        if shared:
+            refused.update(k for k in missing if k not in found)
+        rows: list[SearchableMessage] = []
+        for key in chunk:
+            row, args = found.get(key) or (kept.rows.get(key), kept.args.get(key, ""))
+            if row is None or (query.case_sensitive and shared and not _holds(row, args, term)):
+                continue
+            rows.append(row)
+        for at, row in enumerate(rows):
+            pending.rows = len(rows) - at - 1
+            yield row
+
+
+def read_by_id(
+    pool: ConnectionPool, query: LiteralQuery, where: SearchFilter, ids: Iterator[int]
+) -> Iterator[SearchableMessage]:
+    """The rows of message row ``ids`` (a short term) that may hold the term, in order."""
+    while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
+        sql, rest = filter_sql(
+            query.term, case_sensitive=query.case_sensitive, ids=len(chunk), where=where
+        )
+        found = {r[0]: _row(r) for r in fetch(pool, sql, (*chunk, *rest))}
+        yield from (found[key] for key in chunk if key in found)
