@@ -349,11 +349,8 @@ class ImportLedger(Protocol):
         """Recompute which nodes of one tree are superseded (the live line runs to the tree's
         last conversational record) and return ``(message id, superseded)`` for every message
         whose status must change (with ``full``: of every node of the tree). Messages the file
-        only mirrors are never returned (their own file decides).
-
-        ``since_line`` > 0 says the nodes before that line were resolved already (a batch of a
-        long file added the rest): a backend may then walk only what they can change (the
-        answer is the same as a walk of the whole tree; ``0`` walks it all)."""
+        only mirrors are never returned (their own file decides). Nodes before ``since_line``
+        were resolved already: a backend may walk only what the rest can change (same answer)."""
 
     def next_live_message(self, message_id: str) -> str:
         """The first live message after ``message_id`` in its thread (else the last live one
