@@ -30,16 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from recallbox.storage.sqlite.lazy_numpy import np
 from recallbox.storage.sqlite.vector_cache import SpaceCopy, space_token
 from recallbox.storage.sqlite.vectors import VEC_MAX_K, to_blob
 
 if TYPE_CHECKING:
     from recallbox.storage.values import EmbeddingSpace
 
-try:  # numpy comes with every model embedder (the embed extra); without it, no copy is kept
-    import numpy as np
-except ImportError:  # pragma: no cover - the dev install has numpy
-    np = None  # type: ignore[assignment]
 
 #: ``rowids_of(conn, partition)``: every row id of ``partition`` that has a vector in the space.
 RowidsOf = Callable[[apsw.Connection, int], list[int]]
