@@ -97,11 +97,10 @@ class StoreLifecycle(Protocol):
         """One write transaction; nested calls join it. Not allowed inside a read snapshot."""
 
     def read_snapshot(self, deadline: Deadline | None = None) -> AbstractContextManager[None]:
-        """Run the reads of the calling thread inside on one consistent snapshot (nested calls
-        and a surrounding write transaction join). With ``deadline``, a statement still running
-        when it expires (or is cancelled, from any thread) is stopped, and it and every later
-        read inside raise :class:`~recallbox.errors.TimedOut`; a nested deadline adds to the
-        outer's."""
+        """Run the calling thread's reads inside on one snapshot (nested snapshots and a write
+        transaction around join). With ``deadline``, a statement running when it expires (or is
+        cancelled, from any thread) stops, and it and every later read inside raise
+        :class:`~recallbox.errors.TimedOut`; a nested deadline adds to the outer's."""
 
 
 @runtime_checkable
