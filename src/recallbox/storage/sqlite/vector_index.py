@@ -242,9 +242,7 @@ class VectorMixin:
         threads = vectors.recent_threads(conn, where)
         vectors.load_sqlite_vec(conn)
         with self.pool.unstoppable(conn):  # a copy read for a late search serves the next ones
-            return self.vector_windows.get(
-                conn, space, vectors.table_name(space.id), threads, rowids_of
-            )
+            return self.vector_windows.get(conn, space, threads, rowids_of)
 
     def _vector_copy(
         self, conn: apsw.Connection, space: EmbeddingSpace
