@@ -233,11 +233,11 @@ class VectorMixin:
         sql = (
             f"SELECT e.target_rowid FROM embeddings e JOIN {c.table} {c.alias} "
             f"ON {c.alias}.id = e.target_rowid WHERE e.space_id = ? "
-            f"AND {c.alias}.{c.partition_column} = ?"
+            f"AND {c.alias}.{c.partition_column} = ? LIMIT ?"
         )
 
-        def rowids_of(conn: apsw.Connection, partition: int) -> list[int]:
-            return [int(r[0]) for r in conn.execute(sql, (space.id, partition))]
+        def rowids_of(conn: apsw.Connection, partition: int, limit: int) -> list[int]:
+            return [int(r[0]) for r in conn.execute(sql, (space.id, partition, limit))]
 
         threads = vectors.recent_threads(conn, where)
         vectors.load_sqlite_vec(conn)

@@ -48,8 +48,9 @@ try:  # numpy comes with every model embedder (the embed extra); without it, no 
 except ImportError:  # pragma: no cover - the dev install has numpy
     np = None  # type: ignore[assignment]
 
-#: ``rowids_of(conn, partition)``: every row id of ``partition`` that has a vector in the space.
-RowidsOf = Callable[[apsw.Connection, int], list[int]]
+#: ``rowids_of(conn, partition, limit)``: the row ids of ``partition`` that have a vector in the
+#: space, at most ``limit`` of them.
+RowidsOf = Callable[[apsw.Connection, int, int], list[int]]
 #: The most vectors a window copy holds: twice the budget its threads are chosen by (the last
 #: thread taken may overshoot it); a bigger window is searched in sqlite-vec instead.
 WINDOW_MAX_VECTORS = 2 * GLOBAL_SCAN_VECTORS
@@ -61,7 +62,7 @@ def _partition_rows(
     """``(rowid, stored bytes)`` of every vector of ``partition``: its row ids from the
     bookkeeping, the bytes from its chunks (``vec0_read``); ``None`` (no vector read) when it
     holds more than ``room``."""
-    rowids = rowids_of(conn, partition)
+    rowids = rowids_of(conn, partition, room + 1)
     if len(rowids) > room:
         return None
     return list(vec0_read.read_vectors(conn, space.id, space.dim, rowids).items())
