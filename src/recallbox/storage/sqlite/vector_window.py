@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from recallbox.storage.sqlite.lazy_numpy import np
 from recallbox.storage.sqlite import vec0_read
+from recallbox.storage.sqlite.lazy_numpy import np
 from recallbox.storage.sqlite.vector_cache import SpaceCopy, space_token
 from recallbox.storage.sqlite.vectors import GLOBAL_SCAN_VECTORS
 
