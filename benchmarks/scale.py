@@ -28,13 +28,11 @@ quoted beside their same-run baseline; the ``--ci`` check compares ratios, never
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
 import platform
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -53,6 +51,11 @@ import scale_build  # noqa: E402
 import scale_data as data  # noqa: E402
 import scale_literal as literal  # noqa: E402
 import scale_ranked as ranked  # noqa: E402
+import scale_store  # noqa: E402
+from scale_ci import ci_check  # noqa: E402
+from scale_plot import plot  # noqa: E402
+from scale_probe import run_probe  # noqa: E402
+from scale_size import storage  # noqa: E402
 
 import recallbox  # noqa: E402
 from recallbox.domains.threads import search_literal  # noqa: E402
@@ -61,25 +64,8 @@ RESULTS = HERE / "results" / "scale.json"
 PLOT = HERE / "results" / "scale.png"
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 CI_SIZE = 10_000
-CI_REGRESSION_FACTOR = 3.0
 TIMED_PASSES = 2
 CAP_NOTES = literal.CAP_NOTES
-MIB = 1024 * 1024
-
-# dbstat table name -> the index it belongs to (bytes per message per index)
-STORAGE_GROUPS = (
-    ("messages_fts", "fts"),
-    ("messages_trgm", "trigram"),
-    ("messages_literal", "literal"),
-    ("messages_words", "words"),
-    ("literal_backlog", "literal"),
-    ("vec_", "vectors"),
-    ("embeddings", "vectors"),
-    ("transcript_chunks", "transcripts"),
-    ("messages", "content"),
-    ("sqlite_autoindex_messages", "content"),
-)
-
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -137,89 +123,6 @@ def timed(
             timings.append(time.perf_counter() - started)
             timings.cpu.append(time.process_time() - cpu)
     return timings, outputs
-
-
-# -- storage -------------------------------------------------------------------------------
-
-
-def storage(db: Path, messages: int) -> dict[str, Any]:
-    """File size and bytes per message per index, from ``dbstat``."""
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    tables: dict[str, int] = {}
-    for name, size in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
-        tables[str(name)] = int(size)
-    conn.close()
-    groups: dict[str, int] = {}
-    for name, size in tables.items():
-        group = next((g for prefix, g in STORAGE_GROUPS if name.startswith(prefix)), "other")
-        groups[group] = groups.get(group, 0) + size
-    file_bytes = db.stat().st_size
-    return {
-        "file_bytes": file_bytes,
-        "bytes_per_message": round(file_bytes / messages, 1),
-        "bytes_per_message_by_index": {
-            g: round(s / messages, 1) for g, s in sorted(groups.items())
-        },
-        "tables_bytes": dict(sorted(tables.items(), key=lambda kv: -kv[1])),
-    }
-
-
-# -- the probe: a fresh process (cold open, peak RSS) ----------------------------------------
-
-
-def _status_kib(field: str) -> int:
-    """A ``/proc/self/status`` field in KiB (``VmRSS``, ``VmHWM``); 0 where there is none."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def probe(db: Path, queries: list[str]) -> dict[str, Any]:
-    """Open ``db`` in this fresh process, answer every query, report times and peak RSS.
-
-    The peak is reset after the imports (``/proc/self/clear_refs``), so it measures opening
-    and searching, not the interpreter and its libraries.
-    """
-    with contextlib.suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")
-    rss_before = _status_kib("VmRSS") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.perf_counter()
-    box = recallbox.open(db)
-    opened = time.perf_counter()
-    box.search_memory(queries[0])
-    first = time.perf_counter()
-    for query in queries:
-        box.search_memory(query)
-        box.search(query, allow_embed=False)
-    box.close()
-    return {
-        "open_ms": round((opened - started) * 1000, 1),
-        "open_and_first_search_ms": round((first - started) * 1000, 1),
-        "rss_before_open_mib": round(rss_before / 1024, 1),
-        "peak_rss_mib": round(
-            (_status_kib("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024, 1
-        ),
-    }
-
-
-def run_probe(db: Path, queries: list[str]) -> dict[str, Any]:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(queries, fh)
-    try:
-        out = subprocess.run(
-            [sys.executable, __file__, "--probe", str(db), "--probe-queries", fh.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    finally:
-        os.unlink(fh.name)
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
 
 
 # -- one dataset ---------------------------------------------------------------------------
@@ -399,8 +302,7 @@ def run_dataset(
     if vectors and meta.get("embedded"):
         print(f"[{size:,}] hybrid search", flush=True)
         ops.update(ranked.hybrid_ops(db, queries, channel_of, passes=passes, timed=timed, op=_op))
-    print(f"[{size:,}] probe: cold open and peak RSS", flush=True)
-    probe_result = run_probe(db, queries)
+    parts = scale_store.store_parts(db, meta)  # ingest, size, ingest on top, cold open, RSS
     return {
         "dataset": f"synthetic-{size}",
         "size": size,
@@ -408,11 +310,13 @@ def run_dataset(
         "load_average_after": [round(v, 2) for v in os.getloadavg()],
         "parameters": {k: v for k, v in meta.items() if k not in ("ingest", "db", "export_path")},
         "ingest": meta["ingest"],
-        "storage": storage(db, int(meta["messages"])),
+        "ingest_at": parts.get("ingest_at"),
+        "storage": parts["storage"],
         "operations": ops,
         "correctness": correctness,
         "naive_load_seconds": round(naive_load, 1),
-        "probe": probe_result,
+        "probe": parts["probe"],
+        "probe_by_operation": parts["probe_by_operation"],
         "queries": [{"text": q.text, "band": q.band, "kind": q.kind} for q in mix],
     }
 
@@ -422,92 +326,26 @@ def run_dataset(
 
 def merge(previous: dict[str, Any], datasets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Datasets of ``previous`` not rerun now, then the new ones, ordered by size. A dataset
-    measured in part (``--search-memory-only``: no ``ingest``) updates the earlier one of its
-    size: its operations one by one, its other fields whole."""
+    measured in part updates the earlier one of its size: ``--search-memory-only`` (no
+    ``ingest``) its operations one by one and its other fields whole; ``--no-search`` (the
+    store's parts: ``store_only``) its store fields, the searches kept."""
     fresh = {d["dataset"]: d for d in datasets}
     out = []
     for old in previous.get("datasets", []):
         new = fresh.get(old["dataset"])
         if new is None:
             out.append(old)
+        elif new.get("store_only"):
+            fresh[old["dataset"]] = {**old, **new, "operations": old.get("operations", {})}
         elif "ingest" not in new and "operations" in old:
             fresh[old["dataset"]] = {
                 **old,
                 **new,
                 "operations": {**old["operations"], **new["operations"]},
             }
+    for entry in fresh.values():
+        entry.pop("store_only", None)
     return sorted([*out, *fresh.values()], key=lambda d: d.get("size", 0))
-
-
-def plot(report: dict[str, Any], out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sets = [d for d in report["datasets"] if "size" in d and d.get("plot", True)]
-    if not sets:
-        return
-    names = [
-        "search_memory_global",
-        "search_memory_thread",
-        "keyword_search",
-        "keyword_search_thread",
-        "hybrid_search",
-        "hybrid_search_thread",
-    ]
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4), sharey=True)
-    for ax, name in zip(axes, names, strict=True):
-        have = [d for d in sets if name in d["operations"]]
-        sizes = [d["size"] for d in have]
-        ax.plot(sizes, [d["operations"][name]["index"]["p95_ms"] for d in have], "o-",
-                label="recallbox p95")  # fmt: skip
-        ax.plot(sizes, [d["operations"][name]["index"]["p50_ms"] for d in have], "o:",
-                label="recallbox p50")  # fmt: skip
-        baselines = sorted({b for d in have for b in d["operations"][name]["baselines"]})
-        for b in baselines:
-            pts = [(d["size"], d["operations"][name]["baselines"][b]["p95_ms"]) for d in have
-                   if b in d["operations"][name]["baselines"]]  # fmt: skip
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "s--", alpha=0.7, label=f"{b} p95")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=10)
-        ax.set_xlabel("messages in history")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    axes[0].set_ylabel("latency, ms (log)")
-    fig.suptitle(f"recallbox latency vs history size ({report['commit']})", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-
-
-def ci_check(current: dict[str, Any], reference: dict[str, Any] | None) -> list[str]:
-    """Operations whose index/baseline p95 ratio grew more than 3x over the reference's
-    (CPU-time ratios where both runs have them: a busy machine distorts them least)."""
-    failures = []
-    for label, plant in current["correctness"]["plants"].items():
-        if not plant["same_as_naive"]:
-            failures.append(f"plant {label}: the answer differs from the complete naive scan")
-    if reference is None:
-        return failures
-    for name, op in current["operations"].items():
-        ref_op = reference["operations"].get(name)
-        if ref_op is None:
-            continue
-        kind = (
-            "ratio_cpu_p95"
-            if op.get("ratio_cpu_p95") and ref_op.get("ratio_cpu_p95")
-            else "ratio_p95"
-        )
-        for baseline, ratio in op[kind].items():
-            ref = ref_op[kind].get(baseline)
-            if ratio is not None and ref and ratio > CI_REGRESSION_FACTOR * ref:
-                failures.append(
-                    f"{name}: p95 ratio to {baseline} {ratio:.2f} > {CI_REGRESSION_FACTOR}x "
-                    f"the reference {ref:.2f}"
-                )
-    return failures
 
 
 def main() -> None:
@@ -536,23 +374,23 @@ def main() -> None:
         help="no baselines or full-history scans; plants checked against the generator",
     )
     parser.add_argument(
+        "--no-search",
+        action="store_true",
+        help="only the build (ingest), size, ingest-on-top and probe (cold open, RSS) parts",
+    )
+    parser.add_argument(
         "--ranked-only",
         action="store_true",
         help="keyword and hybrid search with their baselines (bm25s, numpy KNN) only",
     )
-    parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--probe-queries", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.probe:
-        queries = json.loads(args.probe_queries.read_text(encoding="utf-8"))
-        print(json.dumps(probe(args.probe, queries)))
-        return
     sizes = [CI_SIZE] if args.ci else [int(s) for s in args.sizes.split(",") if s]
     workdir = args.workdir or Path(tempfile.gettempdir()) / "recallbox-scale"
     passes = 1 if args.ci else args.passes
     partial = args.index_only or args.ranked_only
-    datasets = [] if partial else [literal.run_stress(workdir, passes)]
+    datasets = [] if partial or args.no_search else [literal.run_stress(workdir, passes)]
     for size in sizes:
+        load = os.getloadavg()
         if partial:
             db = scale_build.db_path(workdir, size)
             datasets.append(
@@ -565,21 +403,28 @@ def main() -> None:
                     vectors=args.ranked_only and not args.no_vectors,
                 )
             )
-            continue
-        db, meta = scale_build.ensure(
-            workdir, size, vectors=not (args.no_vectors or args.search_memory_only)
-        )
-        datasets.append(
-            run_dataset(
-                db,
-                meta,
-                passes=passes,
-                bm25=not args.no_bm25s,
-                vectors=not args.no_vectors,
-                naive_every=max(1, args.naive_every),
-                keyword=not args.search_memory_only,
+        else:
+            db, meta = scale_build.ensure(
+                workdir, size, vectors=not (args.no_vectors or args.search_memory_only)
             )
-        )
+            if args.no_search:
+                datasets.append({**scale_store.store_parts(db, meta), "store_only": True})
+            else:
+                datasets.append(
+                    run_dataset(
+                        db,
+                        meta,
+                        passes=passes,
+                        bm25=not args.no_bm25s,
+                        vectors=not args.no_vectors,
+                        naive_every=max(1, args.naive_every),
+                        keyword=not args.search_memory_only,
+                    )
+                )
+        datasets[-1]["load_average"] = {
+            "start": [round(x, 2) for x in load],
+            "end": [round(x, 2) for x in os.getloadavg()],
+        }
     previous = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
     if args.ci:
         ref = next((d for d in previous.get("datasets", []) if d.get("size") == CI_SIZE), None)

@@ -80,14 +80,21 @@ def build(db: Path, size: int) -> dict[str, Any]:
     counts = {"many": 0, "single": 0, "compact": 0}
     calls = {"many": 0, "single": 0, "compact": 0}
     plant_a_id = ""
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
+    generating = generating_cpu = 0.0  # making the history (not the store's work)
     next_report = PROGRESS_EVERY * (1 + skip // max(1, int(PROGRESS_EVERY * size)))
     channels: set[str] = set()
     writer = data.Writer(corpus, size)
     steps = data.history(writer)
     skipped = 0
     with recallbox.open(db) as box:
-        for step in steps:
+        while True:
+            at, at_cpu = time.perf_counter(), time.thread_time()
+            step = next(steps, None)
+            generating += time.perf_counter() - at
+            generating_cpu += time.thread_time() - at_cpu
+            if step is None:
+                break
             channels.add(step.channel)
             if skipped < skip:
                 skipped += len(step.items) if step.kind != "compact" else 1
@@ -119,6 +126,9 @@ def build(db: Path, size: int) -> dict[str, Any]:
         box.store.indexer.drain()  # the literal index catches up (the background thread helps)
         caught_up = time.perf_counter()
     total = time.perf_counter() - started
+    process_cpu = time.process_time() - started_cpu
+    store_seconds = caught_up - started - generating
+    written_messages = counts["many"] + counts["single"]
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     stored = int(conn.execute(
         "SELECT count(*) FROM messages WHERE kind != 'compaction_summary'").fetchone()[0])  # fmt: skip
@@ -154,14 +164,24 @@ def build(db: Path, size: int) -> dict[str, Any]:
             "compact": {
                 "calls": counts["compact"],
                 "seconds": round(seconds["compact"], 2),
+                "cpu_seconds": round(cpu["compact"], 2),
                 "per_s": _rate(counts["compact"], seconds["compact"]),
+                "per_cpu_s": _rate(counts["compact"], cpu["compact"]),
             },
             "literal_index": {
                 "backlog_when_writes_ended": backlog,
                 "catch_up_seconds": round(caught_up - written_at, 1),
-                "write_and_index_seconds": round(caught_up - started, 1),
-                "messages_per_s_all_indexed": _rate(
-                    counts["many"] + counts["single"], caught_up - started
+                "write_and_index_seconds": round(store_seconds, 1),
+                "messages_per_s_all_indexed": _rate(written_messages, store_seconds),
+            },
+            # Every thread of the process (the writer and the background literal indexer),
+            # the generator's own CPU taken out: what one message costs with all its indexes.
+            "all_indexed": {
+                "generation_seconds": round(generating, 1),
+                "generation_cpu_seconds": round(generating_cpu, 1),
+                "process_cpu_seconds": round(process_cpu - generating_cpu, 1),
+                "messages_per_process_cpu_s": _rate(
+                    written_messages, process_cpu - generating_cpu
                 ),
             },
         },

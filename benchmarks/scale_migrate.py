@@ -28,7 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src"), str(HERE)]
 
 import apsw  # noqa: E402
-from scale import commit, storage  # noqa: E402
+from scale import commit  # noqa: E402
+from scale_size import storage  # noqa: E402
 
 import recallbox  # noqa: E402
 

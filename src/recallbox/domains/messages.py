@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recallbox.errors import InvalidArgument
-from recallbox.limits import DEPTH_REASON, TooDeep, check_depth, loads_bounded
+from recallbox.limits import DEPTH_REASON, TooDeep, check_depth, loads_bounded, may_nest_too_deep
 from recallbox.storage.base import NewMessage
 from recallbox.text.normalize import needs_normalization, normalize_json, normalize_text
 from recallbox.types import KINDS, ROLES
@@ -82,16 +82,30 @@ def to_datetime(value: object) -> datetime:
 
 
 def _check_json(value: Any, what: str) -> None:
-    """``value`` must be JSON no deeper than ``MAX_JSON_DEPTH`` (checked first, without
-    recursion, so a 10 000-level value is refused by name instead of a RecursionError)."""
+    """``value`` must be JSON no deeper than ``MAX_JSON_DEPTH``. A value whose JSON text has
+    more brackets than the limit is measured without recursion (a 10 000-level value is
+    refused by name, never by a RecursionError); any other is serialised once, which both
+    proves it is JSON and bounds its depth (:func:`~recallbox.limits.may_nest_too_deep`)."""
+    text: str | None
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except RecursionError:
+        text = None
+    except (TypeError, ValueError) as exc:
+        check_depth_or_refuse(value, what)
+        raise InvalidArgument(f"{what} must be JSON-serialisable: {exc}") from exc
+    if text is None or may_nest_too_deep(text):
+        check_depth_or_refuse(value, what)
+        if text is None:
+            raise InvalidArgument(f"{what} must be JSON-serialisable: nested too deeply")
+
+
+def check_depth_or_refuse(value: Any, what: str) -> None:
+    """:func:`~recallbox.limits.check_depth`, raising :class:`InvalidArgument`."""
     try:
         check_depth(value, what)
     except TooDeep as exc:
         raise InvalidArgument(str(exc)) from exc
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgument(f"{what} must be JSON-serialisable: {exc}") from exc
 
 
 def string_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:

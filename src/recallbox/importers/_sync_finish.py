@@ -30,6 +30,7 @@ class BatchFinish:
     unknown: dict[str, int]
     truncated: bool
     _reader_done: StreamReader | None
+    _batch_first_line: int
 
     def _finish_batch(self, file: ImportFile, *, resolve: bool, full: bool = False) -> None:
         """What makes a committed batch consistent: branches resolved, superseded messages
@@ -74,10 +75,14 @@ class BatchFinish:
 
     # -- after reading -------------------------------------------------------------------
     def _resolve_branches(self, file_id: int, reader: StreamReader, *, full: bool) -> None:
+        """Resolve the trees the batch may have branched. Nodes of earlier batches are resolved
+        already, so only what this batch's nodes can change is walked (``since_line``): a long
+        session stays linear to import."""
         revive: list[str] = []
+        since = 0 if full else self._batch_first_line
         for root, side in sorted(reader.dirty_trees(full=full)):
             for message_id, superseded in self.store.resolve_branches(
-                file_id, root, side, full=full
+                file_id, root, side, full=full, since_line=since
             ):
                 if superseded:
                     self.counts.to_supersede.append(message_id)

@@ -222,6 +222,7 @@ class _FileSync(BatchFinish):
         self.unknown: dict[str, int] = {}
         self.truncated = False
         self._reader_done: StreamReader | None = None  # the reader of the last batch
+        self._batch_first_line = 0  # the first source line the last batch read (1-based)
         self._held = False  # the last batch left its cursor at a waiting compaction
         self._next_progress: int | None = None  # the file byte of the next progress report
 
@@ -435,6 +436,7 @@ class _FileSync(BatchFinish):
         cursor and reader state, and whether the file was read to its end."""
         reader = self._reader(file, fresh=fresh)
         start_line = 0 if fresh else file.cursor_line
+        self._batch_first_line = start_line + 1
         cursor_bytes, cursor_line = start, start_line
         since_drain = read = 0
         # Across batches: one batch reads far less than PROGRESS_EVERY_BYTES.

@@ -97,11 +97,10 @@ class StoreLifecycle(Protocol):
         """One write transaction; nested calls join it. Not allowed inside a read snapshot."""
 
     def read_snapshot(self, deadline: Deadline | None = None) -> AbstractContextManager[None]:
-        """Run the reads of the calling thread inside on one consistent snapshot (nested calls
-        and a surrounding write transaction join). With ``deadline``, a statement still running
-        when it expires (or is cancelled, from any thread) is stopped, and it and every later
-        read inside raise :class:`~recallbox.errors.TimedOut`; a nested deadline adds to the
-        outer's."""
+        """Run the calling thread's reads inside on one snapshot (nested snapshots and a write
+        transaction around join). With ``deadline``, a statement running when it expires (or is
+        cancelled, from any thread) stops, and it and every later read inside raise
+        :class:`~recallbox.errors.TimedOut`; a nested deadline adds to the outer's."""
 
 
 @runtime_checkable
@@ -342,12 +341,13 @@ class ImportLedger(Protocol):
         """Forget a file's branch forest (before it is read again from the start)."""
 
     def resolve_branches(
-        self, file_id: int, root: str, side: bool, *, full: bool = False
+        self, file_id: int, root: str, side: bool, *, full: bool = False, since_line: int = 0
     ) -> list[tuple[str, bool]]:
         """Recompute which nodes of one tree are superseded (the live line runs to the tree's
         last conversational record) and return ``(message id, superseded)`` for every message
         whose status must change (with ``full``: of every node of the tree). Messages the file
-        only mirrors are never returned (their own file decides)."""
+        only mirrors are never returned (their own file decides). Nodes before ``since_line``
+        were resolved already: a backend may walk only what the rest can change (same answer)."""
 
     def next_live_message(self, message_id: str) -> str:
         """The first live message after ``message_id`` in its thread (else the last live one

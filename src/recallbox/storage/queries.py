@@ -71,10 +71,13 @@ class RankWindow:
 
     The candidate set, in a backend's row order (insertion order: newest = highest row id):
 
-    1. the newest ``matches`` rows that match the query (any phrase), matched rows hidden by
-       the visibility rule or the filter included — the rule is applied to the ranked rows;
+    1. the newest ``matches`` rows that match the query (any phrase) among the rows the
+       privacy gate allows — a row of a quarantined thread or of a source excluded (by the
+       stored policy or the filter's ``excluded``) takes no place in it, so it leaks nothing
+       (DESIGN §5); matched rows hidden by the rest of the visibility rule or by the filter's
+       channel are counted — the rule is applied to the ranked rows;
     2. every older matching row holding a phrase of the query that at most ``rare_rows``
-       older rows hold (a rare phrase is always searched in full).
+       older allowed rows hold (a rare phrase is always searched in full).
 
     Each candidate is scored by BM25 over the **whole** corpus (IDF and average length of
     every row, as without a window), so a candidate's score does not depend on the window.

@@ -35,6 +35,8 @@ def is_cjk_char(char: str) -> bool:
 
 def has_cjk(text: str) -> bool:
     """True when ``text`` holds at least one CJK character."""
+    if text.isascii():  # the usual case, answered without the regex
+        return False
     return _CJK_CHAR_RE.search(text) is not None
 
 

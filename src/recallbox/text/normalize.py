@@ -24,12 +24,16 @@ _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 def normalize_text(text: str) -> str:
     """Return ``text`` with C0 controls (except tab/newline) as spaces and lone surrogates as U+FFFD."""
     text = _CONTROL_RE.sub(" ", text)
+    if text.isascii():  # the usual case: one pass less (an ASCII text holds no surrogate)
+        return text
     return _SURROGATE_RE.sub(REPLACEMENT_CHAR, text)
 
 
 def needs_normalization(text: str) -> bool:
     """True when :func:`normalize_text` would change ``text``."""
-    return bool(_CONTROL_RE.search(text) or _SURROGATE_RE.search(text))
+    if _CONTROL_RE.search(text):
+        return True
+    return not text.isascii() and _SURROGATE_RE.search(text) is not None
 
 
 def normalize_json(value: Any) -> Any:

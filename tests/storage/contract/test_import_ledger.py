@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recallbox.storage.base import ImportFile, ImportNode, ImportRecord, Store
 
 from .helpers import add, row
+
+_STORES = itertools.count()
 
 
 def test_files_are_saved_found_and_updated(store: Store) -> None:
@@ -156,3 +163,54 @@ def test_a_record_of_another_file_of_the_thread_is_found_and_mirrors_never_move(
     )
     assert store.resolve_branches(b.id, "u1", False, full=True) == []
     assert store.import_node(b.id, "u2").superseded  # type: ignore[union-attr]
+
+
+@st.composite
+def forests(draw: st.DrawFn) -> tuple[list[tuple[int, int | None, bool]], list[int]]:
+    """Nodes ``(i, parent index, conversational)`` in line order (a parent before its child,
+    mostly a recent one, sometimes none: a new tree), and the lines where batches start."""
+    count = draw(st.integers(min_value=1, max_value=24))
+    nodes: list[tuple[int, int | None, bool]] = []
+    for i in range(count):
+        parent = None
+        if i and draw(st.integers(min_value=0, max_value=9)):
+            parent = draw(st.integers(min_value=max(0, i - 4), max_value=i - 1))
+            if not draw(st.integers(min_value=0, max_value=4)):
+                parent = draw(st.integers(min_value=0, max_value=i - 1))
+        nodes.append((i, parent, draw(st.booleans())))
+    starts = draw(st.lists(st.integers(min_value=2, max_value=count + 1), max_size=4, unique=True))
+    return nodes, sorted(starts)
+
+
+def _resolved(store: Store, file_id: int, nodes: list[ImportNode], starts: list[int]) -> dict:
+    """Add ``nodes`` batch by batch (a batch starts at each line of ``starts``), resolving every
+    tree after each batch as an import does; the superseded flag of each node at the end."""
+    bounds = [1, *starts, len(nodes) + 1]
+    for first, end in itertools.pairwise(bounds):
+        store.add_import_nodes(file_id, [n for n in nodes if first <= n.line < end])
+        for root in sorted({n.root for n in nodes if n.line < end}):
+            store.resolve_branches(file_id, root, False, since_line=first)
+    return {n.uuid: store.import_node(file_id, n.uuid).superseded for n in nodes}  # type: ignore[union-attr]
+
+
+@given(forest=forests())
+@settings(max_examples=60)
+def test_resolving_batch_by_batch_equals_resolving_the_whole_tree(
+    store_factory: Callable[[str], Store], forest: tuple[list[tuple[int, int | None, bool]], list[int]]
+) -> None:
+    """``since_line`` lets a backend walk only what a batch can change: whatever the forest and
+    the batches, every node ends with the status one walk of the whole forest gives it."""
+    shape, starts = forest
+    roots: dict[int, int] = {}
+    nodes = []
+    for i, parent, conversational in shape:
+        roots[i] = roots[parent] if parent is not None else i
+        nodes.append(ImportNode(f"n{i}", f"n{parent}" if parent is not None else None,
+                                f"n{roots[i]}", False, conversational, i + 1))  # fmt: skip
+    key = next(_STORES)
+    batched, whole = store_factory(f"batched{key}"), store_factory(f"whole{key}")
+    file_a = batched.save_import_file(ImportFile(path="/t/a.jsonl", format="claude-code"))
+    file_b = whole.save_import_file(ImportFile(path="/t/a.jsonl", format="claude-code"))
+    assert _resolved(batched, file_a.id, nodes, starts) == _resolved(whole, file_b.id, nodes, [])
+    batched.close()
+    whole.close()

@@ -26,7 +26,7 @@ from recallbox.storage.base import (
 )
 from recallbox.types import Message
 
-from .helpers import add, chunk
+from .helpers import DENIALS, add, chunk, deny
 
 # Words the index's porter tokenizer keeps as they are; "common" fills most rows.
 VOCABULARY = ("common", "beta", "gamma", "delta")
@@ -200,3 +200,55 @@ def test_the_chunk_corpus_ranks_its_window_too(store: Store) -> None:
     )
     assert windowed[0] == exact[0] and windowed[0][0] == "old@1"
     assert [i for i, _ in windowed[1:]] == ["t3@1", "t4@1"]  # the two newest chunks
+
+
+def _add(store: Store, corpus: str, channel: str, *contents: str) -> list[Message]:
+    """Append to ``channel`` (and, for the transcript chunks, chunk it: one chunk a thread,
+    in the order of the calls)."""
+    added = add(store, channel, *contents)
+    if corpus == CORPUS_TRANSCRIPT_CHUNK:
+        chunk(store, channel)
+    return added
+
+
+@pytest.mark.parametrize("how", DENIALS)
+@pytest.mark.parametrize("corpus", [CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK])
+def test_denied_rows_take_no_place_in_the_window(store: Store, how: str, corpus: str) -> None:
+    # DESIGN §5: a denied row leaks nothing, not even its count. A query term only denied rows
+    # hold ("canary": the newest rows, in a denied thread) must rank the visible rows exactly
+    # as a term no row holds: counted in the window, the denied rows would fill it and widen
+    # it, and which visible rows are ranked would tell how many there are.
+    for n in range(8):  # older rows score higher (fewer words)
+        _add(store, corpus, f"t{n}", " ".join(["common"] + ["beta"] * n))
+    for n in range(3):
+        _add(store, corpus, f"vault{n}", *["canary words"] * 2)
+    where = EVERYTHING
+    for n in range(3):
+        where = deny(store, f"vault{n}", how)
+    window = RankWindow(3, 0)
+
+    def ranked(word: str) -> list[tuple[str, float]]:
+        query = LexicalQuery((("common",), (word,)))
+        return store.keyword_ranked(corpus, query, where=where, limit=2, window=window)
+
+    assert len(ranked("nothing")) == 2
+    assert ranked("canary") == ranked("nothing")
+
+
+@pytest.mark.parametrize("how", DENIALS)
+@pytest.mark.parametrize("corpus", [CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK])
+def test_a_phrase_is_rare_by_its_allowed_rows(store: Store, how: str, corpus: str) -> None:
+    # "gamma": one allowed row older than the window, two denied ones; rare_rows = 1. Counted
+    # with the denied rows it would not be rare, the old allowed row would not be a
+    # candidate, and its rarity would tell how many denied rows hold it.
+    (old,) = _add(store, corpus, "t0", "gamma common")
+    for n in range(2):
+        _add(store, corpus, f"vault{n}", "gamma words")
+    for n in range(1, 6):
+        _add(store, corpus, f"t{n}", "common beta")
+    where = EVERYTHING
+    for n in range(2):
+        where = deny(store, f"vault{n}", how)
+    query = LexicalQuery((("common",), ("gamma",)))
+    got = store.keyword_ranked(corpus, query, where=where, limit=2, window=RankWindow(2, 1))
+    assert got[0][0] == (old.id if corpus == CORPUS_MESSAGE else "t0@1")

@@ -1,7 +1,8 @@
-"""Upgrading a database written by the release before #14 (``fixtures/release-schema4.db``).
+"""Upgrading databases written by earlier releases (``fixtures/make_release_db.py``).
 
-The fixture was written by that release's code (``fixtures/make_release_db.py``): opening it
-applies the literal index by thread and text stored once, in resumable batches with progress.
+``release-schema4.db`` was written before #14: opening it applies the literal index by thread
+and text stored once, in resumable batches with progress. ``release-schema12.db`` was written
+by main at schema 12 (the current release): opening it applies the migrations since.
 """
 
 from __future__ import annotations
@@ -205,3 +206,33 @@ def test_an_interrupted_word_index_migration_resumes(
         assert box.doctor().healthy
         for term in WORD_TERMS:
             assert_complete(box, term)
+
+
+def _index_names(db: Path) -> set[str]:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    names = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'index'")}
+    conn.close()
+    return names
+
+
+def test_the_current_release_database_upgrades_in_place(tmp_path: Path) -> None:
+    """The index on ``tool_call_id`` (no query reads it) is dropped; nothing else changes: the
+    same rows, the same answers, and a tool result still shows the call it answers."""
+    db = tmp_path / "current.db"
+    shutil.copyfile(SCHEMA12, db)
+    before = _texts(db)
+    assert "messages_by_tool_call" in _index_names(db)
+    with recallbox.open(db) as box:
+        assert box.store.schema_version() == LATEST_VERSION
+        assert box.doctor().healthy
+        for term in TERMS:
+            assert_complete(box, term)
+        linked = [m for t in box.threads() for m in box.messages(t.channel) if m.tool_call_id]
+        assert linked and all(m.role == "tool" for m in linked)
+    assert "messages_by_tool_call" not in _index_names(db)
+    assert _texts(db) == before
+    with recallbox.open(db) as box:  # reopening applies nothing more
+        assert box.store.schema_version() == LATEST_VERSION
+    fresh = tmp_path / "fresh.db"
+    recallbox.open(fresh).close()
+    assert _index_names(fresh) == _index_names(db)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import recallbox
 from recallbox.storage.base import CORPUS_MEMORY_ENTRY, CORPUS_MESSAGE, SearchFilter
 from recallbox.storage.deadline import Deadline
-from recallbox.storage.sqlite import connection, vector_cache, vector_window, vectors
+from recallbox.storage.sqlite import connection, vec0_read, vector_cache, vector_window, vectors
 from recallbox.storage.sqlite.store import SQLiteStore
 from recallbox.storage.sqlite.vector_cache import VectorCache
 
@@ -255,7 +255,6 @@ def _sqlite_vec(store: SQLiteStore) -> SQLiteStore:
     quarantined=st.sets(st.sampled_from(THREADS), max_size=1),
     queries=st.lists(_vector(), min_size=1, max_size=3),
     window=st.integers(1, 40),
-    knn_k=st.sampled_from((2, 3, vectors.VEC_MAX_K)),
     limit=st.integers(1, 20),
 )
 def test_the_window_copy_answers_exactly_as_sqlite_vec(
@@ -265,7 +264,6 @@ def test_the_window_copy_answers_exactly_as_sqlite_vec(
     quarantined: set[str],
     queries: list[list[float]],
     window: int,
-    knn_k: int,
     limit: int,
 ) -> None:
     rows = vectors_ + [vectors_[i % len(vectors_)] for i in duplicates]  # ties on purpose
@@ -273,8 +271,6 @@ def test_the_window_copy_answers_exactly_as_sqlite_vec(
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
         patch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
         patch.setattr(vectors, "GLOBAL_SCAN_VECTORS", window)
-        # a small k makes partitions "bigger than a KNN": the rest is read by row id
-        patch.setattr(vector_window, "VEC_MAX_K", knn_k)
         path = Path(tmp) / "v.db"
         with recallbox.open(path, embedder=table) as box:
             for channel in THREADS:
@@ -336,9 +332,9 @@ def test_a_new_thread_in_the_window_is_read_alone(
     read: list[int] = []
     real = vector_window._partition_rows
 
-    def counted(conn: Any, table_name: str, dim: int, partition: int, rowids_of: Any) -> Any:
+    def counted(conn: Any, space: Any, partition: int, *rest: Any) -> Any:
         read.append(partition)
-        return real(conn, table_name, dim, partition, rowids_of)
+        return real(conn, space, partition, *rest)
 
     monkeypatch.setattr(vector_window, "_partition_rows", counted)
     with recallbox.open(db_path, embedder=table) as box:
@@ -350,6 +346,82 @@ def test_a_new_thread_in_the_window_is_read_alone(
         got = store.nearest(table.vectors[0], space=space, where=SearchFilter(), limit=9)
         assert len(read) == 3  # only the thread that entered the window was read
         assert len(got) == 4 and len(store.vector_windows._windows[space.id][1].rowids) == 4
+
+
+def _one_long_thread(path: Path, rows: int) -> TableEmbedder:
+    """A short old thread, then one long thread of ``rows`` vectors (the newest)."""
+    table = TableEmbedder([[1.0, float(i % 7), float(i % 5), 0, 0, 0, 0, 1.0] for i in range(rows)])
+    with recallbox.open(path, embedder=table) as box:
+        box.append("old", "user", "v0 old")
+        box.append_many("long", [{"role": "user", "content": f"v{i} row"} for i in range(rows)])
+        box.embed_all()
+    return table
+
+
+def test_a_thread_bigger_than_the_budget_is_not_copied(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The window takes the newest threads until their messages reach the budget: the last
+    # one can be of any size (one long-running thread of a million messages would be copied
+    # whole, 1.5 GB of 384-d vectors). Past WINDOW_MAX_VECTORS no copy is kept, the search
+    # stays in sqlite-vec, and the verdict is not read again until something changes.
+    monkeypatch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
+    monkeypatch.setattr(vectors, "GLOBAL_SCAN_VECTORS", 5)
+    monkeypatch.setattr(vector_window, "WINDOW_MAX_VECTORS", 10)
+    table = _one_long_thread(db_path, 30)
+    read: list[int] = []
+    real = vector_window._partition_rows
+
+    def counted(conn: Any, space: Any, partition: int, *rest: Any) -> Any:
+        read.append(partition)
+        return real(conn, space, partition, *rest)
+
+    monkeypatch.setattr(vector_window, "_partition_rows", counted)
+    with recallbox.open(db_path, embedder=table) as box:
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        q = table.vectors[3]
+        got = [store.nearest(q, space=space, where=SearchFilter(), limit=4) for _ in range(2)]
+        assert space.id not in store.vector_windows._windows and len(read) == 1
+        assert store.distances(q, [i for i, _ in got[0]], space=space, where=SearchFilter())
+        exact = _sqlite_vec(store).nearest(q, space=space, where=SearchFilter(), limit=4)
+        _same_up_to_boundary_ties(got[0], exact)
+        assert got[0] == got[1]
+        # a vector write changes the space: the window is judged again
+        box.append("long", "user", "v1 more")
+        box.embed_all()
+        store.vector_copies = VectorCache()
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        store.nearest(q, space=space, where=SearchFilter(), limit=4)
+        assert len(read) == 2 and space.id not in store.vector_windows._windows
+
+
+def test_the_window_reads_its_vectors_from_the_chunks(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each thread's vectors were read by a KNN of k = 4096 inside its partition (1.3 s of CPU
+    # for a 100 000-vector thread), the rows past k by vec0 point queries (~50 µs each: 6.6 s
+    # for that thread). They are read from the chunks by row id (0.45 s), with the same bytes.
+    monkeypatch.setattr(vectors, "GLOBAL_EXACT_KNN_MAX", 0)
+    table = _one_long_thread(db_path, 30)
+    asked: list[int] = []
+    real = vec0_read.read_vectors
+
+    def counted(conn: Any, space_id: int, dim: int, rowids: Sequence[int]) -> dict[int, bytes]:
+        asked.append(len(rowids))
+        return real(conn, space_id, dim, rowids)
+
+    monkeypatch.setattr(vec0_read, "read_vectors", counted)
+    with recallbox.open(db_path, embedder=table) as box:
+        store: SQLiteStore = box.store  # type: ignore[assignment]
+        space = store.embedding_spaces(CORPUS_MESSAGE)[0]
+        q = table.vectors[3]
+        got = store.nearest(q, space=space, where=SearchFilter(), limit=6)
+        assert asked == [30, 1]  # the long thread (the newest), then the old one
+        assert len(store.vector_windows._windows[space.id][1].rowids) == 31
+        _same_up_to_boundary_ties(
+            got, _sqlite_vec(store).nearest(q, space=space, where=SearchFilter(), limit=6)
+        )
 
 
 def test_rows_orthogonal_to_a_sparse_query_are_ranked_without_measuring_them(

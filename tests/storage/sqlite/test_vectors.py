@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
@@ -291,6 +292,41 @@ def test_read_vectors_reads_what_vec0_stores(
         patch.setattr(vec0_read, "DIRECT_READ_VERSIONS", versions)
         assert vec0_read.read_vectors(conn, 1, 4, asked) == expected
     assert vec0_read._direct_layout(conn, vectors.table_name(1))  # the layout this build knows
+
+
+DAMAGES = (
+    "UPDATE {t}_rowids SET chunk_offset = 5000 WHERE rowid = 2",  # past the chunk's end
+    "UPDATE {t}_rowids SET chunk_id = NULL WHERE rowid = 2",
+    "UPDATE {t}_rowids SET chunk_id = 99 WHERE rowid = 2",  # no such chunk
+    "DELETE FROM {t}_vector_chunks00",
+    "UPDATE {t}_rowids SET chunk_offset = 1023 WHERE rowid = 2",  # an empty slot
+)
+
+
+def _vec0_answer(call: Any) -> tuple[str, object]:
+    try:
+        return "ok", call()
+    except apsw.Error as exc:
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_read_vectors_answers_as_vec0_where_the_chunks_are_not_as_expected(damage: str) -> None:
+    # The direct read raised ValueError / TypeError / its own SQLError where the chunk map
+    # does not match the chunks; vec0 answers (or fails) its own way, and so does the read.
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE TABLE embedding_spaces (id INTEGER PRIMARY KEY, version INTEGER)")
+    vectors.create_table(conn, 1, 4)
+    vectors.upsert(conn, 1, [(i, 1, [1.0, 2.0, 3.0, float(i)]) for i in range(1, 6)])
+    table = vectors.table_name(1)
+    conn.execute(damage.format(t=table))
+    own = _vec0_answer(
+        lambda: {
+            int(r[0]): bytes(r[1])
+            for r in conn.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN (1, 2)")
+        }
+    )
+    assert _vec0_answer(lambda: vec0_read.read_vectors(conn, 1, 4, [1, 2])) == own
 
 
 def _booked(store: SQLiteStore) -> int:

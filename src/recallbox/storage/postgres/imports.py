@@ -225,8 +225,11 @@ class ImportLedgerMixin:
         return len(rows)
 
     def resolve_branches(
-        self, file_id: int, root: str, side: bool, *, full: bool = False
+        self, file_id: int, root: str, side: bool, *, full: bool = False, since_line: int = 0
     ) -> list[tuple[str, bool]]:
+        # ``since_line`` may only narrow the walk (same answer): the tree is walked in memory
+        # here, whole, from one read of its nodes, so nothing is gained by narrowing it.
+        del since_line
         changes: list[tuple[str, bool]] = []
         with self.pool.transaction() as conn:
             flipped = superseded_changes(conn, file_id, root, bool(side), full=full)

@@ -29,6 +29,7 @@ from recallbox.storage.postgres.corpora import Corpus, corpus_of
 from recallbox.storage.postgres.keyword import phrase_terms, tsquery_literal
 from recallbox.storage.postgres.keyword_sql import query_elements
 from recallbox.storage.postgres.keyword_window import (
+    AllowedRows,
     overflow_holders,
     phrase_rows,
     window_condition,
@@ -170,6 +171,25 @@ def scope_statistics(
     return KeywordScope(rows, tokens, tuple(df), matches)
 
 
+def window_gate(conn: Connection, c: Corpus, where: SearchFilter) -> AllowedRows | None:
+    """What a window counts (``keyword_window.AllowedRows``): the rows whose thread (or
+    document, file) the privacy gate and the call's exclusions allow; ``None`` (every row: no
+    join to read) when no thread is denied, which is the same set. The filter's channel is no
+    part of it: a window counts every thread's matches (``RankWindow``)."""
+    privacy = without_channel(where)
+    if c.channel_sql is not None:
+        threads = thread_gate(privacy)
+        row = conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM threads t WHERE NOT coalesce((true{threads.sql}), "
+            "false))",
+            threads.params,
+        ).fetchone()
+        if row is None or not row[0]:
+            return None
+    sql, params = named(c.narrow(privacy), "g")
+    return AllowedRows(c.joins, f" AND {c.gate}{sql}", params)
+
+
 class KeywordMixin:
     """:class:`~recallbox.storage.base.KeywordIndex` for :class:`PostgresStore`."""
 
@@ -204,11 +224,18 @@ class KeywordMixin:
                 "limit": limit,
             }
             size = window.matches if window is not None else 0
+            gate = window_gate(conn, c, where) if window is not None else None
             while True:
                 bounds = None
                 if window is not None:
                     bounds = window_condition(
-                        conn, c, compiled.phrases, params, size=size, rare_rows=window.rare_rows
+                        conn,
+                        c,
+                        compiled.phrases,
+                        params,
+                        size=size,
+                        rare_rows=window.rare_rows,
+                        allowed=gate or AllowedRows(),
                     )
                 condition, extra = bounds if bounds is not None else ("true", {})
                 sql = c.keyword.ranked_sql(

@@ -16,6 +16,10 @@ Exact ranking reads the positions of every matching row (``KeywordCorpus.ranked_
 3. The ranked statement scores the candidates only (``id >= start`` or a rare phrase), with
    the IDF and average length of the whole corpus, as without a window.
 
+Steps 1 and 2 count the rows the privacy gate and the call's exclusions allow only
+(:class:`AllowedRows`, DESIGN §5): were denied rows counted, a query term only they hold
+would fill the window and widen it, and the visible rows ranked would tell how many there are.
+
 A ``tsvector`` holds every position of a row that is not an overflow row, so ``fts @@
 phrase`` is exactly "the row holds the phrase".
 """
@@ -23,6 +27,7 @@ phrase`` is exactly "the row holds the phrase".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from recallbox.storage.postgres.connection import Connection
@@ -30,15 +35,39 @@ from recallbox.storage.postgres.corpora import Corpus
 from recallbox.storage.postgres.keyword import tsquery_literal
 
 
+@dataclass(frozen=True, slots=True)
+class AllowedRows:
+    """How a window counts only the rows the privacy gate allows, when some rows are denied:
+    ``joins`` lead from the corpus's row to what the gate reads, ``sql`` (``" AND …"``) is the
+    gate with the call's exclusions, binding the named ``params``. The default: every row."""
+
+    joins: str = ""
+    sql: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+EVERY_ROW = AllowedRows()
+
+
 def overflow_holders(
-    conn: Connection, c: Corpus, params: dict[str, Any], n_phrases: int, scope_sql: str = ""
+    conn: Connection,
+    c: Corpus,
+    params: dict[str, Any],
+    n_phrases: int,
+    scope_sql: str = "",
+    allowed: AllowedRows = EVERY_ROW,
 ) -> dict[int, list[int]]:
-    """Row id -> the frequency of each phrase, of the overflow rows holding a phrase (their
-    positions are read: overflow rows are few, ~0.4 % of a corpus)."""
+    """Row id -> the frequency of each phrase, of the (``allowed``) overflow rows holding a
+    phrase (their positions are read: overflow rows are few, ~0.4 % of a corpus)."""
     a = c.alias
-    sql = c.keyword.frequencies_sql(where=f"{a}.fts IS NULL{scope_sql}", key=f"{a}.id", alias=a)
+    sql = c.keyword.frequencies_sql(
+        joins=allowed.joins,
+        where=f"{a}.fts IS NULL{scope_sql}{allowed.sql}",
+        key=f"{a}.id",
+        alias=a,
+    )
     out: dict[int, list[int]] = {}
-    for key, _, phrase, freq in conn.execute(sql, params).fetchall():
+    for key, _, phrase, freq in conn.execute(sql, {**params, **allowed.params}).fetchall():
         out.setdefault(int(key), [0] * n_phrases)[int(phrase) - 1] = int(freq)
     return out
 
@@ -52,15 +81,23 @@ def phrase_rows(
     cap: int | None = None,
     scope_sql: str = "",
     params: dict[str, Any] | None = None,
+    allowed: AllowedRows = EVERY_ROW,
 ) -> int:
-    """How many ``tsvector`` rows hold ``phrase`` (older than row ``before``; at most ``cap``)."""
+    """How many (``allowed``) ``tsvector`` rows hold ``phrase`` (older than row ``before``;
+    at most ``cap``)."""
     a = c.alias
     older = f" AND {a}.id < %(before)s" if before is not None else ""
     limit = " LIMIT %(cap)s" if cap is not None else ""
     row = conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {c.keyword.table} {a} "
-        f"WHERE {a}.fts @@ %(phrase)s::tsquery{older}{scope_sql}{limit}) AS held",
-        {**(params or {}), "phrase": tsquery_literal([phrase]), "before": before, "cap": cap},
+        f"SELECT count(*) FROM (SELECT 1 FROM {c.keyword.table} {a} {allowed.joins} "
+        f"WHERE {a}.fts @@ %(phrase)s::tsquery{older}{scope_sql}{allowed.sql}{limit}) AS held",
+        {
+            **(params or {}),
+            **allowed.params,
+            "phrase": tsquery_literal([phrase]),
+            "before": before,
+            "cap": cap,
+        },
     ).fetchone()
     return int(row[0]) if row else 0
 
@@ -73,19 +110,21 @@ def window_condition(
     *,
     size: int,
     rare_rows: int,
+    allowed: AllowedRows = EVERY_ROW,
 ) -> tuple[str, dict[str, Any]] | None:
     """The SQL condition (over ``c.alias``) holding exactly the window's candidates of ``size``
-    newest matches, with its parameters; ``None`` when at most ``size`` rows match."""
+    newest ``allowed`` matches, with its parameters; ``None`` when at most ``size`` allowed
+    rows match."""
     a = c.alias
     newest = [
         int(r[0])
         for r in conn.execute(
-            f"SELECT {a}.id FROM {c.keyword.table} {a} WHERE {a}.fts @@ %(tsq)s::tsquery "
-            f"ORDER BY {a}.id DESC LIMIT %(n)s",
-            {**params, "n": size + 1},
+            f"SELECT {a}.id FROM {c.keyword.table} {a} {allowed.joins} "
+            f"WHERE {a}.fts @@ %(tsq)s::tsquery{allowed.sql} ORDER BY {a}.id DESC LIMIT %(n)s",
+            {**params, **allowed.params, "n": size + 1},
         ).fetchall()
     ]
-    overflow = overflow_holders(conn, c, params, len(phrases))
+    overflow = overflow_holders(conn, c, params, len(phrases), allowed=allowed)
     matching = sorted({*newest, *overflow}, reverse=True)
     if len(matching) <= size:
         return None
@@ -96,7 +135,9 @@ def window_condition(
             continue
         older = sum(1 for rid, f in overflow.items() if rid < start and f[number] > 0)
         if older <= rare_rows:
-            older += phrase_rows(conn, c, phrase, before=start, cap=rare_rows + 1 - older)
+            older += phrase_rows(
+                conn, c, phrase, before=start, cap=rare_rows + 1 - older, allowed=allowed
+            )
         if 1 <= older <= rare_rows:
             rare.append(number)
     held = [rid for rid, f in overflow.items() if rid < start and any(f[i] > 0 for i in rare)]

@@ -416,6 +416,8 @@ _M013 = [
     *_vector_count_trigger("DELETE", "-", "old_rows"),
 ]
 
+_M015 = ["DROP INDEX IF EXISTS messages_by_tool_call"]
+
 #: ``(version, name, statements)``; the names are SQLite's, word for word (a test checks).
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "core threads, generations, messages and their FTS5 indexes", _M001_CORE),
@@ -436,5 +438,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     # SQLite's word index answers literal terms its trigram index reads slowly; here the
     # literal index is pg_trgm's GIN (literal.py): nothing to build.
     (14, "word index of thread search (word and boundary positions)", []),
+    # No query reads messages by tool_call_id here either (a tool result's link is read with
+    # its row); the index only cost every tool result an index insert.
+    (15, "drop the index on tool_call_id (no query reads it)", _M015),
 ]
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

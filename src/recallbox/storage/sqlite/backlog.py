@@ -1,9 +1,9 @@
 """The background indexer: moves queued messages into the literal index, behind the writes.
 
 Writes only queue rows (``literal_index.py``); one daemon thread per store drains the queue in
-transactions of :data:`~recallbox.storage.sqlite.literal_index.INDEX_BATCH_ROWS` rows, so the
-write lock is never held long and a writer waits at most one batch. The thread starts when a
-write queues rows (:meth:`BacklogIndexer.wake`) or when the store opens on a file that still
+transactions of about :data:`~recallbox.storage.sqlite.literal_index.INDEX_BATCH_BYTES` of
+text, so the write lock is never held long and a writer waits at most one batch. The thread
+starts when a write queues rows (:meth:`BacklogIndexer.wake`) or when the store opens on a file that still
 has a backlog, and ends once the backlog is empty. :meth:`BacklogIndexer.drain` indexes
 everything on the calling thread (benchmarks, tests, a command that is about to exit);
 :meth:`BacklogIndexer.stop` ends the thread after its current batch (``close()``): what is left
@@ -39,6 +39,8 @@ INDEXER_QUIET_S = 0.25
 INDEXER_LAG_MAX = 20_000
 #: How often a giving-way indexer looks again for waiting writers.
 INDEXER_YIELD_S = 0.001
+#: How long closing a store waits for the indexer to finish its batch.
+INDEXER_STOP_WAIT_S = 5.0
 
 
 class BacklogIndexer:
@@ -130,11 +132,19 @@ class BacklogIndexer:
             self.index_batch()
 
     def stop(self) -> None:
-        """End the thread after its current batch and wait for it."""
+        """End the thread after its current batch and wait for it, at most
+        :data:`INDEXER_STOP_WAIT_S`."""
         with self._lock:
             self._stopping = True
             self._wanted.set()
             self._halt.set()
             thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join()
+            thread.join(INDEXER_STOP_WAIT_S)
+            if thread.is_alive():
+                # Trigger: the thread waits for a write lock that is not coming (a writer
+                # interrupted by Ctrl-C at the wrong instant, another process holding the
+                # file). Why: closing must not hang the process on its way out. Outcome: the
+                # daemon thread is left behind; its batch rolls back, the rows stay queued.
+                logger.debug("literal indexer still busy after %.1f s; not waited for",
+                             INDEXER_STOP_WAIT_S)  # fmt: skip

@@ -62,32 +62,46 @@ def _stored_chunk(r: Sequence[Any]) -> TranscriptChunk:
     )
 
 
-def _insert_chunk(
-    conn: apsw.Connection, thread_id: int, chunk: TranscriptChunk, digest: str
-) -> None:
-    conn.execute(
-        "INSERT INTO transcript_chunks (thread_id, generation_id, first_seq, part, "
-        "last_seq, message_ids, message_offsets, source, line_start, line_end, "
-        "content, content_seg, content_hash) VALUES (?, (SELECT generation_id "
-        "FROM messages WHERE thread_id = ? AND seq = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?)",
-        (
-            thread_id,
-            thread_id,
-            chunk.first_seq,
-            chunk.first_seq,
-            chunk.part,
-            chunk.last_seq,
-            json.dumps(list(chunk.message_ids)),
-            json.dumps(list(chunk.message_offsets)),
-            chunk.source,
-            chunk.line_start,
-            chunk.line_end,
-            chunk.text,
-            stored_seg(chunk.text),
-            digest,
-        ),
+_CHUNK_ROW_SQL = (
+    "(?, (SELECT generation_id FROM messages WHERE thread_id = ? AND seq = ?), "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_CHUNK_ROW_WIDTH = _CHUNK_ROW_SQL.count("?")
+#: Chunks per ``INSERT`` statement (SQLite's default limit of bound parameters is 32 766).
+#: One statement per batch: FTS5 flushes its pending terms at every statement that writes it.
+CHUNKS_PER_STATEMENT = 32_766 // _CHUNK_ROW_WIDTH
+
+
+def _chunk_values(thread_id: int, chunk: TranscriptChunk, digest: str) -> tuple[object, ...]:
+    return (
+        thread_id,
+        thread_id,
+        chunk.first_seq,
+        chunk.first_seq,
+        chunk.part,
+        chunk.last_seq,
+        json.dumps(list(chunk.message_ids)),
+        json.dumps(list(chunk.message_offsets)),
+        chunk.source,
+        chunk.line_start,
+        chunk.line_end,
+        chunk.text,
+        stored_seg(chunk.text),
+        digest,
     )
+
+
+def _insert_chunks(conn: apsw.Connection, rows: Sequence[tuple[object, ...]]) -> None:
+    """Insert chunk rows (:func:`_chunk_values`), :data:`CHUNKS_PER_STATEMENT` per statement."""
+    for start in range(0, len(rows), CHUNKS_PER_STATEMENT):
+        part = rows[start : start + CHUNKS_PER_STATEMENT]
+        conn.execute(
+            "INSERT INTO transcript_chunks (thread_id, generation_id, first_seq, part, "
+            "last_seq, message_ids, message_offsets, source, line_start, line_end, "
+            "content, content_seg, content_hash) VALUES "
+            + ", ".join([_CHUNK_ROW_SQL] * len(part)),
+            [value for row in part for value in row],
+        )
 
 
 class ChunksMixin:
@@ -132,7 +146,6 @@ class ChunksMixin:
     def replace_transcript_chunks(
         self, channel: str, from_seq: int, chunks: Iterable[TranscriptChunk]
     ) -> int:
-        written = 0
         with self.pool.transaction() as conn:
             found = conn.execute("SELECT id FROM threads WHERE channel = ?", (channel,)).fetchone()
             if found is None:
@@ -146,6 +159,7 @@ class ChunksMixin:
                     (thread_id, from_seq),
                 )
             }
+            new: list[tuple[object, ...]] = []
             for chunk in chunks:
                 digest = _chunk_hash(chunk)
                 old = existing.pop((chunk.first_seq, chunk.part), None)
@@ -153,11 +167,11 @@ class ChunksMixin:
                     continue
                 if old is not None:
                     _delete_chunk(conn, old[0])
-                _insert_chunk(conn, thread_id, chunk, digest)
-                written += 1
+                new.append(_chunk_values(thread_id, chunk, digest))
             for rowid, _ in existing.values():
                 _delete_chunk(conn, rowid)
-        return written
+            _insert_chunks(conn, new)
+        return len(new)
 
     # -- reading -----------------------------------------------------------------------------
     def transcript_chunk(self, channel: str, first_seq: int, part: int) -> TranscriptChunk | None:

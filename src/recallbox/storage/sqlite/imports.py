@@ -6,11 +6,8 @@ The chunks built from imported threads are in ``chunks.py``.
 Mixed into :class:`~recallbox.storage.sqlite.store.SQLiteStore`; every method runs on the
 calling thread's connection and joins the caller's ``store.transaction()``.
 
-Branch resolution happens in SQL so a sync never loads a whole forest into memory: the live
-line of a tree is the chain of parents from its last conversational node (by line); walking the
-tree from its root, a node on the line is live, a conversational node off the line is
-superseded, and a non-conversational node inherits its parent's status (a note hanging off an
-abandoned branch is abandoned, one hanging off the live line is live).
+Branch resolution (which nodes of a tree are superseded, walking only what a batch can
+change) is in ``branches.py``.
 """
 
 from __future__ import annotations
@@ -21,6 +18,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from recallbox.storage.sqlite.branches import resolve_tree
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.rows import content_hash, dump_json, format_time, text_columns
 from recallbox.storage.values import ImportFile, ImportNode, ImportRecord, NewMessage
@@ -31,36 +29,6 @@ _FILE_COLUMNS = (
 )
 _RECORD_COLUMNS = "record_key, channel, message_uid, content_hash, sync_id, node, mirror, file_id"
 _NODE_COLUMNS = "uuid, parent, root, side, conversational, line, superseded"
-
-# (file, side, root) -> the (uuid, status) of every node of the tree whose status changed.
-_RESOLVE_SQL = """
-WITH RECURSIVE
-leaf(uuid) AS (
-    SELECT uuid FROM import_nodes
-    WHERE file_id = :file AND side = :side AND root = :root AND conversational = 1
-    ORDER BY line DESC LIMIT 1
-),
-line(uuid) AS MATERIALIZED (
-    SELECT uuid FROM leaf
-    UNION
-    SELECT (SELECT n.parent FROM import_nodes n
-            WHERE n.file_id = :file AND n.uuid = line.uuid AND n.side = :side)
-    FROM line WHERE line.uuid IS NOT NULL
-),
-walk(uuid, sup) AS (
-    SELECT n.uuid, CASE WHEN n.uuid IN (SELECT uuid FROM line) THEN 0
-                        WHEN n.conversational THEN 1 ELSE 0 END
-    FROM import_nodes n WHERE n.file_id = :file AND n.uuid = :root
-    UNION
-    SELECT c.uuid, CASE WHEN c.uuid IN (SELECT uuid FROM line) THEN 0
-                        WHEN c.conversational THEN 1 ELSE w.sup END
-    FROM walk w CROSS JOIN import_nodes c INDEXED BY import_nodes_children
-      ON c.file_id = :file AND c.side = :side AND c.parent = w.uuid
-    WHERE c.root = :root AND c.uuid != :root
-)
-SELECT w.uuid, max(w.sup) FROM walk w JOIN import_nodes n ON n.file_id = :file AND n.uuid = w.uuid
-GROUP BY w.uuid HAVING :full OR max(w.sup) != max(n.superseded)
-"""
 
 
 def _file(row: Sequence[Any]) -> ImportFile:
@@ -259,20 +227,21 @@ class ImportLedgerMixin:
         return len(rows)
 
     def resolve_branches(
-        self, file_id: int, root: str, side: bool, *, full: bool = False
+        self, file_id: int, root: str, side: bool, *, full: bool = False, since_line: int = 0
     ) -> list[tuple[str, bool]]:
         changes: list[tuple[str, bool]] = []
-        params = {"file": file_id, "side": int(side), "root": root, "full": int(full)}
         with self.pool.transaction() as conn:
-            flipped = conn.execute(_RESOLVE_SQL, params).fetchall()
+            flipped = resolve_tree(conn, file_id, root, side, full=full, since_line=since_line)
             for uuid, sup in flipped:
                 conn.execute(
                     "UPDATE import_nodes SET superseded = ? WHERE file_id = ? AND uuid = ?",
                     (sup, file_id, uuid),
                 )
                 rows = conn.execute(
+                    # INDEXED BY: the planner otherwise reads every record of the file through
+                    # the primary key, once per changed node (quadratic over a long session)
                     "SELECT r.message_uid, m.superseded_by IS NOT NULL FROM import_records r "
-                    "JOIN messages m ON m.uid = r.message_uid "
+                    "INDEXED BY import_records_by_node JOIN messages m ON m.uid = r.message_uid "
                     "WHERE r.file_id = ? AND r.node = ? AND r.mirror = 0",
                     (file_id, uuid),
                 ).fetchall()

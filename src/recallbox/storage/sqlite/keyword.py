@@ -28,7 +28,7 @@ from recallbox.errors import InvalidArgument
 from recallbox.storage.queries import LexicalQuery, RankWindow, SearchFilter
 from recallbox.storage.sqlite import keyword_window as kw
 from recallbox.storage.sqlite.connection import ConnectionPool
-from recallbox.storage.sqlite.corpora import corpus_of
+from recallbox.storage.sqlite.corpora import Corpus, corpus_of
 from recallbox.storage.sqlite.match import any_of, phrase_strings
 from recallbox.storage.sqlite.rows import json_list
 from recallbox.storage.sqlite.visibility import thread_gate, without_channel
@@ -174,6 +174,25 @@ def _best_visible(
     return hits[:limit]
 
 
+def _window_gate(conn: apsw.Connection, c: Corpus, where: SearchFilter) -> kw.AllowedRows | None:
+    """What a window counts (``keyword_window.AllowedRows``): the rows whose thread the privacy
+    gate and the call's exclusions allow; ``None`` (every row: no join to read) when no thread
+    is denied, which is the same set. The filter's channel is no part of it: a window counts
+    every thread's matches (``RankWindow``)."""
+    privacy = without_channel(where)
+    if c.channel_sql is not None:
+        threads = thread_gate(privacy)
+        denied = conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM threads t WHERE NOT coalesce((1{threads.sql}), 0))",
+            threads.params,
+        ).fetchone()
+        if denied is None or not denied[0]:
+            return None
+    narrow = c.narrow(privacy)
+    joins = f"JOIN {c.table} {c.alias} ON {c.alias}.id = {c.fts}.rowid {c.joins}"
+    return kw.AllowedRows(joins, f" AND {c.gate}{narrow.sql}", narrow.params)
+
+
 class KeywordMixin:
     """:class:`~recallbox.storage.base.KeywordIndex` for :class:`SQLiteStore`."""
 
@@ -216,8 +235,9 @@ class KeywordMixin:
             if few is not None:  # every match is at hand, scored: the exact ranking
                 return _best_visible(sorted(few.items(), key=_best), limit, allowed)
             size = window.matches
+            gate = _window_gate(conn, c, where)
             while True:
-                start = kw.window_start(conn, c.fts, match, size)
+                start = kw.window_start(conn, c.fts, match, size, gate)
                 older: dict[int, float] = {}
                 if start is not None:
                     older = kw.older_rare_scores(
@@ -227,6 +247,7 @@ class KeywordMixin:
                         start=start,
                         rare_rows=window.rare_rows,
                         freqs_function=PHRASE_FREQS_FUNCTION,
+                        allowed=gate,
                     )
                 hits = _window_hits(conn, c.fts, match, start, older, limit, allowed)
                 if start is None or len(hits) >= limit:

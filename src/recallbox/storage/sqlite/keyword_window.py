@@ -8,7 +8,9 @@ rows of a million costs most of a second. With a window, three cheap passes repl
 1. :func:`window_start` — the row id of the ``matches``-th newest match of the whole query
    (``ORDER BY rowid DESC LIMIT 1 OFFSET n``: FTS5 walks the doclists backwards and stops;
    no row is scored). ``None`` when the query matches at most ``matches`` rows: then every
-   match is ranked, as without a window.
+   match is ranked, as without a window. Rows the privacy gate denies are not counted
+   (:class:`AllowedRows`, DESIGN §5): were they, a query term held only by denied rows would
+   fill the window and widen it, and the visible rows ranked would tell how many there are.
 2. The window itself is scored inside FTS5 (``-bm25() … AND rowid >= start``, the best kept by
    SQLite's sorter): FTS5's own ``bm25()``, whose IDF and average length still come from the
    whole index (its IDF pass counts each phrase's whole doclist, in C, without scoring rows).
@@ -18,7 +20,8 @@ rows of a million costs most of a second. With a window, three cheap passes repl
    token count and phrase frequencies from an FTS5 auxiliary function over
    ``(<rare phrases>) AND (<every phrase>)`` (so the frequencies of every query phrase are
    read, in query order), the row count and token total from the index's totals, and each
-   phrase's document frequency from a ``count(*)`` of its matches.
+   phrase's document frequency from a ``count(*)`` of its matches. A phrase's rarity counts
+   allowed rows only, as the window does.
 
 Rows of the window and older rows are then one candidate set, ranked by the same score.
 
@@ -30,6 +33,7 @@ how the ranking is computed, never what it is).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import apsw
 
@@ -44,6 +48,17 @@ def index_totals(api: apsw.FTS5ExtensionApi, *_args: object) -> str:
     """``"<rows> <tokens>"`` of the whole index (what FTS5's ``bm25()`` reads as N and the
     total that ``avgdl`` divides)."""
     return f"{api.row_count} {api.column_total_size(-1)}"
+
+
+@dataclass(frozen=True, slots=True)
+class AllowedRows:
+    """How a window counts only the rows the privacy gate allows, when some rows are denied:
+    ``joins`` lead from the index's row (``<fts>.rowid``) to what the gate reads, ``sql``
+    (``" AND …"``) is the gate with the call's exclusions, binding ``params``."""
+
+    joins: str
+    sql: str
+    params: tuple[object, ...]
 
 
 def _one(conn: apsw.Connection, sql: str, *params: object) -> object:
@@ -91,25 +106,38 @@ def few_matches(
     return {rowid: bm25_score(counts, idfs, length, avgdl) for rowid, length, counts in found}
 
 
-def window_start(conn: apsw.Connection, fts: str, match: str, matches: int) -> int | None:
-    """The row id of the ``matches``-th newest row matching ``match`` (``None``: fewer)."""
+def window_start(
+    conn: apsw.Connection, fts: str, match: str, matches: int, allowed: AllowedRows | None = None
+) -> int | None:
+    """The row id of the ``matches``-th newest row matching ``match`` (``None``: fewer), among
+    the ``allowed`` rows (``None``: every row is)."""
+    gate = allowed or AllowedRows("", "", ())
     row = conn.execute(
-        f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (match, max(0, matches - 1)),
+        f"SELECT {fts}.rowid FROM {fts} {gate.joins} WHERE {fts} MATCH ?{gate.sql} "
+        f"ORDER BY {fts}.rowid DESC LIMIT 1 OFFSET ?",
+        (match, *gate.params, max(0, matches - 1)),
     ).fetchone()
     return None if row is None else int(row[0])
 
 
 def rare_phrases(
-    conn: apsw.Connection, fts: str, phrases: Sequence[str], start: int, rare_rows: int
+    conn: apsw.Connection,
+    fts: str,
+    phrases: Sequence[str],
+    start: int,
+    rare_rows: int,
+    allowed: AllowedRows | None = None,
 ) -> list[str]:
     """The distinct phrases (in query order) that 1 to ``rare_rows`` rows older than
-    ``start`` hold; each count stops at ``rare_rows + 1``."""
+    ``start`` hold (``allowed`` rows only, when given); each count stops at
+    ``rare_rows + 1``."""
+    gate = allowed or AllowedRows("", "", ())
     rare: list[str] = []
     for phrase in dict.fromkeys(phrases):
         row = conn.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid < ? LIMIT ?)",
-            (phrase, start, rare_rows + 1),
+            f"SELECT count(*) FROM (SELECT 1 FROM {fts} {gate.joins} WHERE {fts} MATCH ? "
+            f"AND {fts}.rowid < ?{gate.sql} LIMIT ?)",
+            (phrase, start, *gate.params, rare_rows + 1),
         ).fetchone()
         if row is not None and 0 < int(row[0]) <= rare_rows:
             rare.append(phrase)
@@ -124,11 +152,13 @@ def older_rare_scores(
     start: int,
     rare_rows: int,
     freqs_function: str,
+    allowed: AllowedRows | None = None,
 ) -> dict[int, float]:
     """``{rowid: s}`` of every row older than ``start`` that holds a rare phrase (see
-    :func:`rare_phrases`), ``s`` FTS5's ``−bm25()`` of the whole query ``phrases`` over the
-    whole index (the same floats: same formula, same operation order)."""
-    rare = rare_phrases(conn, fts, phrases, start, rare_rows)
+    :func:`rare_phrases`; ``allowed`` as there), ``s`` FTS5's ``−bm25()`` of the whole query
+    ``phrases`` over the whole index (the same floats: same formula, same operation order).
+    Denied rows may be among them: the caller's rule drops them, as it drops the window's."""
+    rare = rare_phrases(conn, fts, phrases, start, rare_rows, allowed)
     if not rare:
         return {}
     expression = f"({any_of(rare)}) AND ({any_of(phrases)})"

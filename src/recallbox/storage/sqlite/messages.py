@@ -25,14 +25,13 @@ from recallbox.storage.sqlite.rows import (
     MESSAGE_COLUMN_COUNT,
     MESSAGE_COLUMNS,
     MESSAGE_FROM,
-    MESSAGE_ID_PREFIX,
-    content_hash,
+    PreparedMessage,
     format_time,
     new_id,
     now,
     parse_time,
+    prepare_message,
     row_to_message,
-    stored_columns,
 )
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_FLAGS_SQL,
@@ -53,12 +52,25 @@ _PLACE_SQL = (
     "SELECT t.id, t.next_seq, g.id, g.uid, g.number FROM threads t JOIN generations g "
     "ON g.thread_id = t.id WHERE t.channel = ? ORDER BY g.number DESC LIMIT 1"
 )
-_INSERT_MESSAGE = (
-    "INSERT INTO messages (uid, thread_id, generation_id, seq, role, kind, content, "
-    "content_seg, args_text, raw_content, tool_calls, tool_calls_raw, tool_call_id, "
-    "model_visible, pending, created_at, metadata, content_hash) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_COLUMNS = (
+    "uid, thread_id, generation_id, seq, role, kind, content, content_seg, args_text, "
+    "raw_content, tool_calls, tool_calls_raw, tool_call_id, model_visible, pending, created_at, "
+    "metadata, content_hash"
 )
+_INSERT_WIDTH = _INSERT_COLUMNS.count(",") + 1
+#: Rows per ``INSERT … VALUES (…), (…)`` statement: within SQLite's default limit of 32 766
+#: bound parameters. One statement per batch matters: SQLite opens a savepoint on the ranked
+#: FTS5 index for every statement that writes it (through the insert trigger), and FTS5
+#: flushes its pending terms at each one — one segment per row with ``executemany``, which
+#: made the ranked index's merges cost twice its tokenizing.
+INSERT_ROWS_PER_STATEMENT = 32_766 // _INSERT_WIDTH
+_ROW_PLACEHOLDERS = "(" + ", ".join("?" * _INSERT_WIDTH) + ")"
+
+
+def _insert_sql(rows: int) -> str:
+    """``INSERT INTO messages`` of ``rows`` rows in one statement."""
+    values = ", ".join([_ROW_PLACEHOLDERS] * rows)
+    return f"INSERT INTO messages ({_INSERT_COLUMNS}) VALUES {values}"
 
 
 def _thread(row: Sequence[Any]) -> Thread:
@@ -153,55 +165,24 @@ def _open_generation(conn: apsw.Connection, place: _Place, row: NewMessage) -> N
     place.generation_id = int(conn.last_insert_rowid())
 
 
-def _insert_run(conn: apsw.Connection, place: _Place, rows: Sequence[NewMessage]) -> list[Message]:
-    """Insert ``rows`` into the current generation with one batched statement."""
-    values: list[tuple[object, ...]] = []
-    out: list[Message] = []
+def _insert_run(
+    conn: apsw.Connection, place: _Place, rows: Sequence[PreparedMessage]
+) -> list[tuple[PreparedMessage, str, int, int]]:
+    """Insert ``rows`` into the current generation, :data:`INSERT_ROWS_PER_STATEMENT` rows
+    per statement; returns each row with its generation (uid, number) and ``seq``."""
+    values: list[object] = []
+    placed: list[tuple[PreparedMessage, str, int, int]] = []
     for row in rows:
-        created = format_time(row.created_at)
-        uid = new_id(MESSAGE_ID_PREFIX)
-        stored = stored_columns(row)
-        values.append(
-            (
-                uid,
-                place.thread,
-                place.generation_id,
-                place.seq,
-                row.role,
-                row.kind,
-                *stored.text,
-                row.tool_call_id,
-                int(row.model_visible),
-                int(row.pending),
-                created,
-                stored.metadata,
-                content_hash(row.content, row.args_text),
-            )
-        )
-        out.append(
-            Message(
-                id=uid,
-                channel=place.channel,
-                generation_id=place.generation_uid,
-                generation=place.number,
-                seq=place.seq,
-                role=row.role,
-                kind=row.kind,
-                content=row.content,
-                tool_calls=stored.tool_calls(),
-                tool_call_id=row.tool_call_id,
-                model_visible=row.model_visible,
-                pending=row.pending,
-                superseded_by=None,
-                created_at=parse_time(created),
-                metadata=stored.metadata_value(),
-                raw_content=row.raw_content,
-            )
-        )
+        values.extend((row.uid, place.thread, place.generation_id, place.seq))
+        values.extend(row.values)
+        placed.append((row, place.generation_uid, place.number, place.seq))
         place.seq += 1
-        place.latest = max(place.latest, created)
-    conn.executemany(_INSERT_MESSAGE, values)
-    return out
+        place.latest = max(place.latest, row.created)
+    step = INSERT_ROWS_PER_STATEMENT * _INSERT_WIDTH
+    for start in range(0, len(values), step):
+        part = values[start : start + step]
+        conn.execute(_insert_sql(len(part) // _INSERT_WIDTH), part)
+    return placed
 
 
 def is_utf8(text: str) -> bool:
@@ -267,17 +248,18 @@ class ThreadMixin:
         and the returned messages built from the values written (no re-read). Only the ranked
         index is written here; the literal index follows behind (``literal_index.py``).
         """
+        prepared = [prepare_message(row) for row in rows]  # before the write lock
         with self.pool.transaction() as conn:
             place = _place(conn, channel)
             was_empty = place.seq == 1
-            written: list[Message] = []
+            placed: list[tuple[PreparedMessage, str, int, int]] = []
             start = 0
             for end in [i for i, r in enumerate(rows) if r.opens_generation] + [len(rows)]:
                 if end > start:
-                    written.extend(_insert_run(conn, place, rows[start:end]))
+                    placed.extend(_insert_run(conn, place, prepared[start:end]))
                 if end < len(rows):
                     _open_generation(conn, place, rows[end])
-                    written.extend(_insert_run(conn, place, rows[end : end + 1]))
+                    placed.extend(_insert_run(conn, place, prepared[end : end + 1]))
                     start = end + 1
             conn.execute(
                 # DESIGN §2: the greatest created_at of the messages (the creation time only
@@ -292,9 +274,9 @@ class ThreadMixin:
                     place.thread,
                 ),
             )
-        if written:
+        if placed:
             self.indexer.wake()
-        return written
+        return [row.message(channel, gen_uid, number, seq) for row, gen_uid, number, seq in placed]
 
     def iter_messages(self, channel: str, generation: int | None = None) -> Iterator[Message]:
         sql = f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE t.channel = ?"

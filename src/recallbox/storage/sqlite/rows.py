@@ -86,6 +86,59 @@ def stored_columns(row: NewMessage) -> StoredColumns:
     return StoredColumns(text_columns(row), dump_json(row.metadata))
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedMessage:
+    """A new message row with every stored value computed but its place (thread, generation,
+    ``seq``): an append prepares its rows before it takes the write lock, so the lock is held
+    for the inserts alone."""
+
+    uid: str
+    row: NewMessage
+    created: str  # the stored ``created_at``
+    stored: StoredColumns
+    values: tuple[object, ...]  # the stored columns after ``seq``, in insert order
+
+    def message(self, channel: str, generation_uid: str, generation: int, seq: int) -> Message:
+        """The message as a read of the inserted row returns it (no re-read needed)."""
+        row = self.row
+        return Message(
+            id=self.uid,
+            channel=channel,
+            generation_id=generation_uid,
+            generation=generation,
+            seq=seq,
+            role=row.role,
+            kind=row.kind,
+            content=row.content,
+            tool_calls=self.stored.tool_calls(),
+            tool_call_id=row.tool_call_id,
+            model_visible=row.model_visible,
+            pending=row.pending,
+            superseded_by=None,
+            created_at=parse_time(self.created),
+            metadata=self.stored.metadata_value(),
+            raw_content=row.raw_content,
+        )
+
+
+def prepare_message(row: NewMessage) -> PreparedMessage:
+    """Every stored value of ``row`` but its place (see :class:`PreparedMessage`)."""
+    created = format_time(row.created_at)
+    stored = stored_columns(row)
+    values = (
+        row.role,
+        row.kind,
+        *stored.text,
+        row.tool_call_id,
+        int(row.model_visible),
+        int(row.pending),
+        created,
+        stored.metadata,
+        content_hash(row.content, row.args_text),
+    )
+    return PreparedMessage(new_id(MESSAGE_ID_PREFIX), row, created, stored, values)
+
+
 def row_to_message(row: Sequence[Any]) -> Message:
     """Build a :class:`Message` from a ``SELECT {MESSAGE_COLUMNS}`` row."""
     raw = row[16]

@@ -478,3 +478,10 @@ MIGRATION_WORD_INDEX = "word index of thread search (word and boundary positions
 MIGRATIONS.append((14, MIGRATION_WORD_INDEX, _M014_WORDS))
 LITERAL_INDEXES = {MESSAGES_LITERAL.name: MESSAGES_LITERAL, MESSAGES_WORDS.name: MESSAGES_WORDS}
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+# Migration 15 (#14, size): no query reads messages by ``tool_call_id`` (a tool result's link is
+# read with its row), yet the index cost every tool result a random-key insert and ~5 bytes.
+MIGRATION_NO_TOOL_CALL_INDEX = "drop the index on tool_call_id (no query reads it)"
+MIGRATIONS.append(
+    (15, MIGRATION_NO_TOOL_CALL_INDEX, ["DROP INDEX IF EXISTS messages_by_tool_call"])
+)
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

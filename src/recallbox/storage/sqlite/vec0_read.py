@@ -10,6 +10,7 @@ known (sqlite-vec 0.1), ~0.15 ms each; a differential test holds it to ``vec0``'
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ import apsw
 
 from recallbox.storage.sqlite.vectors import load_sqlite_vec, table_name
 
+log = logging.getLogger(__name__)
 #: sqlite-vec releases whose ``vec0`` storage :func:`read_vectors` reads directly (the
 #: ``CREATE_VERSION_*`` a table records in its ``_info`` table).
 DIRECT_READ_VERSIONS = frozenset({(0, 1)})
@@ -46,25 +48,42 @@ def read_vectors(
     A point query of ``vec0`` (``WHERE rowid = ?``) walks the overflow pages of the row's
     whole 1 MiB chunk and more: ~0.55 ms each at a million vectors. Where the table's layout is
     known (:data:`DIRECT_READ_VERSIONS`) the vector is read from its chunk through an
-    incremental blob handle (one per chunk, offsets ascending): ~0.15 ms. Otherwise, point
-    queries. A differential test holds both to ``vec0``'s own answers."""
+    incremental blob handle (one per chunk, offsets ascending): ~0.15 ms. Otherwise, or when
+    the chunks are not where that layout puts them, point queries: the answer (or the error)
+    is always ``vec0``'s own. A differential test holds both to ``vec0``'s answers."""
     table = table_name(space_id)
     wanted = sorted(set(rowids))
     if not wanted:
         return {}
-    if not _direct_layout(conn, table):
-        load_sqlite_vec(conn)
-        rows = conn.execute(
-            f"SELECT rowid, embedding FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps(wanted),),
-        )
-        return {int(r[0]): bytes(r[1]) for r in rows}
+    if _direct_layout(conn, table):
+        try:
+            return _read_chunks(conn, table, dim, wanted)
+        except (apsw.SQLError, ValueError, TypeError) as exc:
+            # Trigger: a chunk, or a row's place in it, is not where the layout puts it (a
+            # damaged table, a release that moved them). Why: vec0 knows its own storage.
+            # Outcome: its point queries answer, or raise their own error.
+            log.debug("reading %s's chunks directly failed (%s); asking vec0", table, exc)
+    load_sqlite_vec(conn)
+    rows = conn.execute(
+        f"SELECT rowid, embedding FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
+        (json.dumps(wanted),),
+    )
+    return {int(r[0]): bytes(r[1]) for r in rows}
+
+
+def _read_chunks(
+    conn: apsw.Connection, table: str, dim: int, wanted: Sequence[int]
+) -> dict[int, bytes]:
+    """:func:`read_vectors` from the chunks (sqlite-vec 0.1's layout).
+
+    Raises:
+        ValueError, TypeError, apsw.SQLError: a row's place is not in its chunk."""
     places = sorted(
         (int(r[1]), int(r[2]), int(r[0]))
         for r in conn.execute(
             f"SELECT rowid, chunk_id, chunk_offset FROM {table}_rowids "
             "WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps(wanted),),
+            (json.dumps(list(wanted)),),
         )
     )
     width = dim * 4
@@ -80,7 +99,10 @@ def read_vectors(
                 current = chunk
             assert blob is not None
             blob.seek(offset * width)
-            out[rowid] = blob.read(width)
+            data = blob.read(width)
+            if len(data) != width:
+                raise ValueError(f"row {rowid}: {len(data)} bytes at its place, not {width}")
+            out[rowid] = data
     finally:
         if blob is not None:
             blob.close()

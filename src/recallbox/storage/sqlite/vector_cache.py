@@ -36,15 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from recallbox.storage.sqlite.lazy_numpy import np
 from recallbox.storage.sqlite.vectors import to_blob
 
 if TYPE_CHECKING:
     from recallbox.storage.values import EmbeddingSpace
-
-try:  # numpy comes with every model embedder (the embed extra); without it, no copy is kept
-    import numpy as np
-except ImportError:  # pragma: no cover - the dev install has numpy
-    np = None  # type: ignore[assignment]
 
 #: The largest space copied into memory (vectors): 50 000 × 384 floats ≈ 77 MB.
 CACHE_MAX_VECTORS = 50_000

@@ -233,18 +233,16 @@ class VectorMixin:
         sql = (
             f"SELECT e.target_rowid FROM embeddings e JOIN {c.table} {c.alias} "
             f"ON {c.alias}.id = e.target_rowid WHERE e.space_id = ? "
-            f"AND {c.alias}.{c.partition_column} = ?"
+            f"AND {c.alias}.{c.partition_column} = ? LIMIT ?"
         )
 
-        def rowids_of(conn: apsw.Connection, partition: int) -> list[int]:
-            return [int(r[0]) for r in conn.execute(sql, (space.id, partition))]
+        def rowids_of(conn: apsw.Connection, partition: int, limit: int) -> list[int]:
+            return [int(r[0]) for r in conn.execute(sql, (space.id, partition, limit))]
 
         threads = vectors.recent_threads(conn, where)
         vectors.load_sqlite_vec(conn)
         with self.pool.unstoppable(conn):  # a copy read for a late search serves the next ones
-            return self.vector_windows.get(
-                conn, space, vectors.table_name(space.id), threads, rowids_of
-            )
+            return self.vector_windows.get(conn, space, threads, rowids_of)
 
     def _vector_copy(
         self, conn: apsw.Connection, space: EmbeddingSpace
