@@ -39,6 +39,22 @@ REEMBED_HINT = "run `recallbox doctor --repair`, then `recallbox embed --all`"
 HNSW_EF_SEARCH = 100
 #: The most index tuples one iterative HNSW scan visits (pgvector's ``hnsw.max_scan_tuples``).
 HNSW_MAX_SCAN_TUPLES = 50_000
+#: The settings of an HNSW search's one statement (reset after it: the snapshot reads on).
+#: The size decided the graph, so no sequential scan or sort of the space; and each row the
+#: index yields is joined and checked through the primary keys (nested loops), as it comes.
+#: Left to itself the planner, which expects few rows to pass the freshness join, hashed
+#: every visible message and re-read them for every index row: 5.8 s instead of 0.2 s for
+#: ``limit`` 400 at 100 000 messages (EXPLAIN ANALYZE, ``benchmarks/backends.py``'s store).
+HNSW_PLAN = (
+    ("hnsw.ef_search", str(HNSW_EF_SEARCH)),
+    ("hnsw.iterative_scan", "relaxed_order"),
+    ("hnsw.max_scan_tuples", str(HNSW_MAX_SCAN_TUPLES)),
+    ("enable_seqscan", "off"),
+    ("enable_sort", "off"),
+    ("enable_hashjoin", "off"),
+    ("enable_mergejoin", "off"),
+    ("enable_material", "off"),
+)
 #: A partition key no row has: the filter names something unknown or denied.
 NO_PARTITION = -1
 log = logging.getLogger(__name__)
@@ -148,18 +164,18 @@ class VectorMixin:
                 )
                 rows = conn.execute(sql, params).fetchall()
                 return [(str(r[0]), float(r[1])) for r in rows]
-            conn.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}")
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}")
-            # The size decided: the graph (the planner would sort a small space instead).
-            conn.execute("SET LOCAL enable_seqscan = off")
-            conn.execute("SET LOCAL enable_sort = off")
             sql = (
                 f"SELECT {c.public_id}, v.embedding <=> %s::vector AS d FROM {table} v "
                 f"JOIN {c.table} {a} ON {a}.id = v.target_id {c.joins} WHERE {rule} "
                 "ORDER BY v.embedding <=> %s::vector LIMIT %s"
             )
-            rows = conn.execute(sql, (query, *narrow.params, space.id, query, limit)).fetchall()
+            for name, value in HNSW_PLAN:
+                conn.execute(f"SET LOCAL {name} = {value}")
+            try:
+                rows = conn.execute(sql, (query, *narrow.params, space.id, query, limit)).fetchall()
+            finally:  # the snapshot may read on (a search's other legs): default plans again
+                for name, _ in HNSW_PLAN:
+                    conn.execute(f"RESET {name}")
         # relaxed_order may return neighbours slightly out of order: sort them.
         return sorted(((str(r[0]), float(r[1])) for r in rows), key=lambda p: (p[1], p[0]))
 
