@@ -100,6 +100,9 @@ class Server:
         with psycopg.connect(self.admin, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             conn.execute(CREATE_DATABASE.format(name=name))
+        return self.database_url(name)
+
+    def database_url(self, name: str) -> str:
         return (
             self.admin.replace("/postgres?", f"/{name}?")
             if "/postgres?" in self.admin
@@ -224,9 +227,18 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/recallbox-backends"))
     parser.add_argument("--url", default=None, help="an existing server's admin URL")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--queries-only",
+        action="store_true",
+        help="time the queries again on the stores a previous run left in --workdir (same "
+        "--messages), keeping that run's ingest and embed figures from --out",
+    )
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     lite = args.workdir / f"backends-{args.messages}.db"
+    if args.queries_only:
+        queries_again(args, lite)
+        return
     for suffix in ("", "-wal", "-shm"):
         Path(f"{lite}{suffix}").unlink(missing_ok=True)
     server = Server(args.workdir, args.url)
@@ -264,6 +276,33 @@ def main() -> None:
         result["queries"].update(timed)
         result["ratios"] = ratios(result)
         result["load_average_end"] = os.getloadavg()
+    finally:
+        server.stop()
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result["ratios"], indent=2))
+
+
+def queries_again(args: argparse.Namespace, lite: Path) -> None:
+    """``--queries-only``: the query timings and ratios of ``--out`` measured again on the
+    stores of the run that wrote it (its ingest and embed figures and commit are kept; the
+    queries' commit and load average are recorded beside them)."""
+    result: dict[str, Any] = json.loads(args.out.read_text(encoding="utf-8"))
+    if result["parameters"]["messages"] != args.messages or not lite.exists():
+        raise SystemExit(f"no stores of {args.messages} messages from a previous run to reuse")
+    server = Server(args.workdir, args.url)
+    try:
+        pg = server.database_url(f"backends_{args.messages}")
+        identifiers = result["ingest"]["sqlite"]["identifiers"]
+        queries = [q.text for q in data.query_mix(args.messages, identifiers)]
+        channel = data.channel_name(1)
+        result["queries_commit"] = commit()
+        result["queries_load_average_start"] = os.getloadavg()
+        print("queries (both backends in turn) …", flush=True)
+        locations = {"sqlite": str(lite), "postgresql": pg}
+        result["queries"] = {"count": len(queries), "channel": channel}
+        result["queries"].update(time_queries(locations, queries, channel, args.repeats))
+        result["queries_load_average_end"] = os.getloadavg()
+        result["ratios"] = ratios(result)
     finally:
         server.stop()
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
