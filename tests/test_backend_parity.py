@@ -16,7 +16,7 @@ ids is the same. Then:
   probe). There both numbers must be true lower bounds — at most the exact count, which the
   same search gives with an unlimited count budget — and the rest of the text is the same.
 
-The ids are random in production; here both stores draw them from the same counter, so the
+The ids are random in production; here both stores draw them from the same counters, so the
 id tie-break orders equal scores alike and the texts are compared whole (ids included) — a
 stronger check than "the same apart from ids".
 """
@@ -27,7 +27,8 @@ import itertools
 import math
 import random
 import re
-import secrets
+import sys
+from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,6 +37,7 @@ import pytest
 
 import recallbox
 from postgres_server import RecallboxDatabases
+from recallbox.storage import codecs
 from recallbox.storage.base import SearchFilter
 from recallbox.text.fts_query import build_fts_query
 
@@ -87,11 +89,21 @@ def queries(rng: random.Random) -> list[str]:
 
 
 def fill(box: recallbox.Box, rows: list[tuple[str, dict[str, object]]]) -> None:
-    """Write ``rows``, with ids drawn from a counter (the same on both backends: the ids break
-    ties, so equal scores come in the same order, and the texts can be compared whole)."""
-    counter = itertools.count()
+    """Write ``rows``, with ids drawn from a counter per id prefix (the same on both backends:
+    the ids break ties, so equal scores come in the same order, and the texts can be compared
+    whole). One counter per prefix, so the n-th message gets the same id whatever order a
+    backend makes its ids in (SQLite prepares a batch's message ids before it opens a new
+    thread's generation; PostgreSQL after)."""
+    counters: dict[str, Iterator[int]] = defaultdict(itertools.count)
+
+    def counted_id(prefix: str) -> str:
+        return f"{prefix}{next(counters[prefix]):0{2 * codecs.ID_RANDOM_BYTES}x}"
+
+    real = codecs.new_id
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(secrets, "token_hex", lambda n: f"{next(counter):0{2 * n}x}")
+        for module in list(sys.modules.values()):  # every module that makes ids by that name
+            if getattr(module, "new_id", None) is real:
+                patch.setattr(module, "new_id", counted_id)
         for channel, fields in rows:
             box.append_many(channel, [fields])
     box.quarantine("t3")
