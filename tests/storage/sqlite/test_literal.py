@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import recallbox
 from recallbox.storage.base import CandidateStream, LiteralQuery, SearchFilter, Store
+from recallbox.storage.sqlite import literal
 from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
     SQL_FILTER_MAX_CHARS,
@@ -211,3 +212,16 @@ def test_the_compact_candidate_set_is_a_set(doclist: list[int], recent: list[int
     union = {*doclist, *recent}
     assert (probe in members) == (probe in union)
     assert len(members) == len(union) and members.unique() == sorted(union)
+
+
+def test_only_the_newest_snapshots_keep_their_term_plans(box: recallbox.Box) -> None:
+    # Each plan holds its scope (every allowed thread): 64 plans of ended searches kept a
+    # process's memory growing with the history.
+    for i in range(6):
+        box.append(f"ops-{i}", "user", f"deploy failed on host{i}")
+    literal._plans.clear()
+    for i in range(20):
+        assert "deploy" in box.search_memory(f"deploy failed on host{i % 6}")
+    serials = {key[0] for key in literal._plans}
+    assert 1 <= len(serials) <= literal.PLAN_SNAPSHOTS_KEPT
+    assert len(literal._plans) < 20

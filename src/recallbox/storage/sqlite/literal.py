@@ -72,6 +72,10 @@ from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
 SORT_CANDIDATES_MAX = 20_000  # short terms: above this many, walk the order instead of sorting
 PLAN_CACHE_MAX = 64  # term plans kept for the open read snapshots
+# Plans of the newest read snapshots only: an ended snapshot's plans are never read again, and
+# each holds its scope (every allowed thread: ~0.2 MB at 2 000 threads), so keeping 64 stale
+# ones made a search process's memory grow with the history.
+PLAN_SNAPSHOTS_KEPT = 4
 
 SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
 
@@ -118,8 +122,21 @@ def _plan(pool: ConnectionPool, term: str, where: SearchFilter) -> Plan:
     if serial is not None:
         if len(_plans) >= PLAN_CACHE_MAX:
             _plans.clear()
+        _forget_old_snapshots(serial)
         _plans[cache_key] = plan
     return plan
+
+
+def _forget_old_snapshots(serial: int) -> None:
+    """Drop the plans of all but the newest :data:`PLAN_SNAPSHOTS_KEPT` snapshots (``serial``
+    counted). Serials only grow; ``list(_plans)`` copies the keys at once (other threads'
+    searches insert concurrently), and a plan dropped early is only computed again."""
+    keys = list(_plans)
+    serials = sorted({key[0] for key in keys} - {serial})
+    stale = set(serials[: max(0, len(serials) - (PLAN_SNAPSHOTS_KEPT - 1))])
+    for key in keys:
+        if key[0] in stale:
+            _plans.pop(key, None)
 
 
 def _holders(pool: ConnectionPool, plan: Plan, where: SearchFilter, limit: int) -> list[str]:
