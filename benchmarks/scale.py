@@ -151,7 +151,7 @@ def index_only(
     meta: dict[str, Any],
     *,
     passes: int,
-    literal: bool = True,
+    with_literal: bool = True,
     bm25: bool = False,
     vectors: bool = False,
 ) -> dict[str, Any]:
@@ -159,7 +159,7 @@ def index_only(
     machine: latencies, the plants checked against what the generator planted (plant (a):
     the one planted message is the only hit; plant (b): the newest generation first and a
     "more hits" count that is at most the planted count left), cold open and peak RSS.
-    ``literal=False`` skips ``search_memory``; ``bm25``/``vectors`` add the ranked
+    ``with_literal=False`` skips ``search_memory``; ``bm25``/``vectors`` add the ranked
     baselines (``bm25s``, numpy KNN: an in-memory copy of every text or vector) and hybrid."""
     size = int(meta["size"])
     mix = data.query_mix(size, int(meta["identifiers"]))
@@ -171,7 +171,7 @@ def index_only(
     ops: dict[str, Any] = {}
     plant: dict[str, Any] = {}
     g_out: list[Any] = []
-    if literal:
+    if with_literal:
         with recallbox.open(db) as box:
             g_times, g_out = timed(lambda q: box.search_memory(q), queries, passes)
             t_times, _ = timed(lambda q: box.search_memory(q, channel_of[q]), queries, passes)
@@ -398,7 +398,7 @@ def main() -> None:
                     db,
                     scale_build.load_meta(db),
                     passes=passes,
-                    literal=not args.ranked_only,
+                    with_literal=not args.ranked_only,
                     bm25=args.ranked_only and not args.no_bm25s,
                     vectors=args.ranked_only and not args.no_vectors,
                 )

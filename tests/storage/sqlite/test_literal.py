@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import inspect
+import re
+from array import array
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import recallbox
 from recallbox.storage.base import CandidateStream, LiteralQuery, SearchFilter, Store
+from recallbox.storage.sqlite import literal
 from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
     SQL_FILTER_MAX_CHARS,
+    IdSet,
     bigram_match,
     filter_sql,
     has_non_ascii_case,
@@ -66,9 +72,11 @@ def plan(box: recallbox.Box, query: tuple[str, tuple[object, ...]]) -> str:
 def test_short_cjk_candidates_come_from_an_index_never_a_table_scan(box: recallbox.Box) -> None:
     source = index_source("召回")
     assert source is not None
-    assert plan(box, source).startswith("SCAN messages_fts VIRTUAL TABLE INDEX 0:M")
+    # A MATCH (``:M``) read in row-id order by FTS5 itself: no sorter, no table scan.
+    doclist = plan(box, source)
+    assert re.fullmatch(r"SCAN messages_fts VIRTUAL TABLE INDEX \d+:M\d*", doclist), doclist
     assert index_source("ab") is None and index_source("abc") is None
-    ordered = plan(box, sorted_sql({1, 2}, SearchFilter(channel="ops"), 9))
+    ordered = plan(box, sorted_sql([1, 2], SearchFilter(channel="ops"), 9))
     assert "SEARCH m USING INTEGER PRIMARY KEY" in ordered and "SCAN m" not in ordered
 
 
@@ -191,3 +199,29 @@ def test_an_exclusion_committed_before_the_stream_is_read_lets_nothing_through(
     stream = candidates(box, "needle", channel=None, case_sensitive=True, limit=1000)
     box.exclude_source("secret.jsonl")
     assert [m.id for m in stream] == []
+
+
+@given(
+    st.lists(st.integers(1, 500), unique=True).map(sorted),
+    st.lists(st.integers(1, 500), unique=True, max_size=40),
+    st.integers(0, 501),
+)
+def test_the_compact_candidate_set_is_a_set(doclist: list[int], recent: list[int], probe: int) -> None:
+    # The doclist ascending (FTS5's order), the recent ids newest first (the scan's order).
+    members = IdSet(array("q", doclist), array("q", sorted(recent, reverse=True)))
+    union = {*doclist, *recent}
+    assert (probe in members) == (probe in union)
+    assert len(members) == len(union) and members.unique() == sorted(union)
+
+
+def test_only_the_newest_snapshots_keep_their_term_plans(box: recallbox.Box) -> None:
+    # Each plan holds its scope (every allowed thread): 64 plans of ended searches kept a
+    # process's memory growing with the history.
+    for i in range(6):
+        box.append(f"ops-{i}", "user", f"deploy failed on host{i}")
+    literal._plans.clear()
+    for i in range(20):
+        assert "deploy" in box.search_memory(f"deploy failed on host{i % 6}")
+    serials = {key[0] for key in literal._plans}
+    assert 1 <= len(serials) <= literal.PLAN_SNAPSHOTS_KEPT
+    assert len(literal._plans) < 20

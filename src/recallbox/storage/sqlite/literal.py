@@ -25,6 +25,8 @@ of the index (a caller that only counts stops there).
 from __future__ import annotations
 
 import json
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -50,6 +52,7 @@ from recallbox.storage.sqlite.literal_rows import (
     Pending,
     RowCache,
     fetch,
+    fetch_ids,
     filter_sql,
     has_non_ascii_case,
     read_by_id,
@@ -69,6 +72,10 @@ from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
 SORT_CANDIDATES_MAX = 20_000  # short terms: above this many, walk the order instead of sorting
 PLAN_CACHE_MAX = 64  # term plans kept for the open read snapshots
+# Plans of the newest read snapshots only: an ended snapshot's plans are never read again, and
+# each holds its scope (every allowed thread: ~0.2 MB at 2 000 threads), so keeping 64 stale
+# ones made a search process's memory grow with the history.
+PLAN_SNAPSHOTS_KEPT = 4
 
 SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
 
@@ -115,8 +122,21 @@ def _plan(pool: ConnectionPool, term: str, where: SearchFilter) -> Plan:
     if serial is not None:
         if len(_plans) >= PLAN_CACHE_MAX:
             _plans.clear()
+        _forget_old_snapshots(serial)
         _plans[cache_key] = plan
     return plan
+
+
+def _forget_old_snapshots(serial: int) -> None:
+    """Drop the plans of all but the newest :data:`PLAN_SNAPSHOTS_KEPT` snapshots (``serial``
+    counted). Serials only grow; ``list(_plans)`` copies the keys at once (other threads'
+    searches insert concurrently), and a plan dropped early is only computed again."""
+    keys = list(_plans)
+    serials = sorted({key[0] for key in keys} - {serial})
+    stale = set(serials[: max(0, len(serials) - (PLAN_SNAPSHOTS_KEPT - 1))])
+    for key in keys:
+        if key[0] in stale:
+            _plans.pop(key, None)
 
 
 def _holders(pool: ConnectionPool, plan: Plan, where: SearchFilter, limit: int) -> list[str]:
@@ -178,7 +198,7 @@ Query = tuple[str, tuple[Any, ...]]
 def index_source(term: str) -> Query | None:
     """The doclist query (``SELECT rowid …``) of a short CJK term, or None (no index holds it)."""
     if len(term) < TRIGRAM_CHARS and has_cjk(term):
-        sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
+        sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid"
         return sql, (bigram_match(term),)
     return None
 
@@ -201,7 +221,7 @@ def recent_source(where: SearchFilter, recent: int) -> Query:
     ), (*narrow.params, where.channel, recent)
 
 
-def sorted_sql(ids: set[int], where: SearchFilter, limit: int | None = None) -> Query:
+def sorted_sql(ids: list[int], where: SearchFilter, limit: int | None = None) -> Query:
     """``ids`` that pass the kind part of the rule, the gate and ``where``, in search order
     (row lookups by id; at most ``limit``).
 
@@ -217,7 +237,7 @@ def sorted_sql(ids: set[int], where: SearchFilter, limit: int | None = None) -> 
         f"WHERE {MESSAGE_KIND_SQL} AND {THREAD_ALLOWED_SQL}{narrow.sql} "
         f"ORDER BY {SEARCH_ORDER} LIMIT ?"
     )
-    return sql, (json.dumps(sorted(ids)), *narrow.params, -1 if limit is None else limit)
+    return sql, (json.dumps(ids), *narrow.params, -1 if limit is None else limit)
 
 
 def _ids(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> list[int]:
@@ -234,7 +254,34 @@ def _generations_in_order(pool: ConnectionPool, where: SearchFilter) -> list[int
     return [int(r[0]) for r in fetch(pool, sql, gate.params)]
 
 
-def _walk(pool: ConnectionPool, members: set[int], where: SearchFilter) -> Iterator[int]:
+class IdSet:
+    """The candidate ids of a short term: the index's doclist (ascending row ids, as FTS5 reads
+    them) and the newest messages of the bounded scan, each a sorted array of 8-byte integers
+    with binary-search membership, so a common term's doclist never becomes Python objects
+    (peak memory of a search stays flat as the history grows)."""
+
+    def __init__(self, doclist: array[int], recent: array[int]) -> None:
+        self.doclist = doclist
+        self.recent = array("q", sorted(recent))  # at most the scan's bound of them
+        self.extra = sum(1 for rowid in self.recent if not _holds(doclist, rowid))
+
+    def __contains__(self, rowid: int) -> bool:
+        return _holds(self.doclist, rowid) or _holds(self.recent, rowid)
+
+    def __len__(self) -> int:
+        return len(self.doclist) + self.extra
+
+    def unique(self) -> list[int]:
+        """Every id once, ascending (for the sorted read of a few candidates)."""
+        return sorted({*self.doclist, *self.recent})
+
+
+def _holds(ids: array[int], rowid: int) -> bool:
+    at = bisect_left(ids, rowid)
+    return at < len(ids) and ids[at] == rowid
+
+
+def _walk(pool: ConnectionPool, members: IdSet, where: SearchFilter) -> Iterator[int]:
     """``members`` in search order, walking the ``(generation_id, seq)`` index (no table row
     is read), lazily."""
     for generation in _generations_in_order(pool, where):
@@ -261,9 +308,10 @@ def ordered_candidate_ids(
     """
     stream = stream if stream is not None else CandidateStream()
     source = index_source(term)
-    members = set(_ids(pool, *source)) if source is not None else set()
-    if recent > 0:
-        members.update(_ids(pool, *recent_source(where, recent)))
+    members = IdSet(
+        fetch_ids(pool, *source) if source is not None else array("q"),
+        fetch_ids(pool, *recent_source(where, recent)) if recent > 0 else array("q"),
+    )
     if not members:
         return iter(())
     if len(members) > SORT_CANDIDATES_MAX:
@@ -271,5 +319,7 @@ def ordered_candidate_ids(
         # Why: sorting every candidate costs a row lookup each; the caller needs the first.
         # Outcome: walk the search order and stop as soon as the caller is done.
         return _limited(_walk(pool, members, where), limit, stream)
-    ordered = _ids(pool, *sorted_sql(members, where, None if limit is None else limit + 1))
+    ordered = _ids(
+        pool, *sorted_sql(members.unique(), where, None if limit is None else limit + 1)
+    )
     return _limited(iter(ordered), limit, stream)
