@@ -93,16 +93,31 @@ SELECT md5(concat_ws('|',
 
 @contextmanager
 def _runtime_dir(fallback: Path) -> Iterator[None]:
-    """``XDG_RUNTIME_DIR`` set (to ``fallback`` when unset) for the duration of the block."""
-    if os.environ.get("XDG_RUNTIME_DIR"):
+    """``XDG_RUNTIME_DIR`` set for the duration of the block: the caller's when it is a private
+    directory (mode 0700, as the spec requires), else ``fallback`` (platformdirs warns
+    ``RuntimeDirWarning`` for a missing or shared one, which the suite turns into failures)."""
+    given = os.environ.get("XDG_RUNTIME_DIR")
+    if given and _private_dir(Path(given)):
         yield
         return
     fallback.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fallback.chmod(0o700)
     os.environ["XDG_RUNTIME_DIR"] = str(fallback)
     try:
         yield
     finally:
-        os.environ.pop("XDG_RUNTIME_DIR", None)
+        if given is None:
+            os.environ.pop("XDG_RUNTIME_DIR", None)
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = given
+
+
+def _private_dir(path: Path) -> bool:
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return path.is_dir() and info.st_uid == os.getuid() and info.st_mode & 0o777 == 0o700
 
 
 @dataclass
