@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 from recallbox.storage.codecs import storable
 from recallbox.storage.postgres import vectors
@@ -24,6 +23,15 @@ from recallbox.storage.postgres.rows import utc
 from recallbox.storage.postgres.schema import CODE_KEYWORDS
 from recallbox.storage.postgres.visibility import Clause, narrowing, source_allowed_sql
 from recallbox.storage.queries import CORPUS_CODE_SYMBOL, SearchFilter
+from recallbox.storage.row_maps import (
+    CODE_EDGE_COLUMNS,
+    CODE_FILE_COLUMNS,
+    CODE_ROW_COLUMNS,
+    CODE_SYMBOL_FIELDS,
+    code_edge_row,
+    code_file_row,
+    code_symbol_values,
+)
 from recallbox.storage.values_code import (
     CodeEdgeRecord,
     CodeFile,
@@ -35,40 +43,6 @@ from recallbox.storage.values_code import (
     CodeSymbolRef,
     CodeSymbolRow,
 )
-
-_FILE_COLUMNS = (
-    "f.id, f.path, f.path_norm, f.language, f.hash, f.size, f.mtime_ns, f.identity, f.error"
-)
-_EDGE_COLUMNS = (
-    "e.file_id, e.ordinal, e.kind, e.source_id, e.target_name, e.target_last, e.line, "
-    "e.target_id, e.confidence"
-)
-_SYMBOL_FIELDS = (
-    "name", "qualname", "kind", "start_line", "end_line", "signature", "doc", "snippet",
-    "name_seg", "content_seg", "content_hash",
-)  # fmt: skip
-_ROW_COLUMNS = (
-    "s.symbol_id, s.name, s.qualname, s.kind, f.path, s.start_line, s.end_line, f.language, "
-    "s.signature, s.doc, s.snippet, s.content_hash, sc.root, f.hash, f.size, f.mtime_ns"
-)
-
-
-def _file(row: Sequence[Any]) -> CodeFile:
-    return CodeFile(
-        str(row[1]), str(row[2]), str(row[3]), str(row[4]), int(row[5]), int(row[6]),
-        None if row[7] is None else str(row[7]), None if row[8] is None else str(row[8]),
-    )  # fmt: skip
-
-
-def _edge(row: Sequence[Any]) -> CodeEdgeRecord:
-    return CodeEdgeRecord(
-        int(row[1]), str(row[2]), str(row[3]), str(row[4]), str(row[5]), int(row[6]),
-        None if row[7] is None else str(row[7]), str(row[8]),
-    )  # fmt: skip
-
-
-def _symbol_values(record: CodeSymbolRecord) -> tuple[object, ...]:
-    return tuple(getattr(record, name) for name in _SYMBOL_FIELDS)
 
 
 def caller_gate(alias: str, where: SearchFilter) -> Clause:
@@ -118,15 +92,15 @@ def _insert_symbols(
     """Insert new symbols with their keyword documents in one statement."""
     if not records:
         return
-    marks = "(" + ", ".join(["%s"] * (3 + len(_SYMBOL_FIELDS))) + f", {FTS_MARKS})"
+    marks = "(" + ", ".join(["%s"] * (3 + len(CODE_SYMBOL_FIELDS))) + f", {FTS_MARKS})"
     values: list[object] = []
     docs = {}
     for record in records:
         doc = docs[record.symbol_id] = document_of(record.content_seg, segmented=True)
-        values += [scope_id, file_id, record.symbol_id, *_symbol_values(record)]
+        values += [scope_id, file_id, record.symbol_id, *code_symbol_values(record)]
         values += [doc.tsvector, doc.length]
     rows = conn.execute(
-        f"INSERT INTO code_symbols (scope_id, file_id, symbol_id, {', '.join(_SYMBOL_FIELDS)}, "
+        f"INSERT INTO code_symbols (scope_id, file_id, symbol_id, {', '.join(CODE_SYMBOL_FIELDS)}, "
         f"fts, fts_len) VALUES {', '.join([marks] * len(records))} RETURNING id, symbol_id",
         values,
     ).fetchall()
@@ -135,10 +109,10 @@ def _insert_symbols(
 
 def _update_symbol(conn: Connection, scope_id: int, record: CodeSymbolRecord, rowid: int) -> None:
     doc = document_of(record.content_seg, segmented=True)
-    assignments = ", ".join(f"{name} = %s" for name in _SYMBOL_FIELDS)
+    assignments = ", ".join(f"{name} = %s" for name in CODE_SYMBOL_FIELDS)
     conn.execute(
         f"UPDATE code_symbols SET {assignments}, fts = %s::tsvector, fts_len = %s WHERE id = %s",
-        (*_symbol_values(record), doc.tsvector, doc.length, rowid),
+        (*code_symbol_values(record), doc.tsvector, doc.length, rowid),
     )
     put_overflow(conn, CODE_KEYWORDS, [(rowid, scope_id, doc)], replace=True)
 
@@ -160,7 +134,7 @@ def _write_file(conn: Connection, scope_id: int, write: CodeFileWrite, stamp: da
     stored = {
         str(r[0]): (int(r[1]), tuple(r[2:]))
         for r in conn.execute(
-            f"SELECT symbol_id, id, {', '.join(_SYMBOL_FIELDS)} FROM code_symbols "
+            f"SELECT symbol_id, id, {', '.join(CODE_SYMBOL_FIELDS)} FROM code_symbols "
             "WHERE file_id = %s",
             (file_id,),
         ).fetchall()
@@ -172,7 +146,7 @@ def _write_file(conn: Connection, scope_id: int, write: CodeFileWrite, stamp: da
         before = stored.get(record.symbol_id)
         if before is None:
             added[record.symbol_id] = record  # a symbol id twice: the last record, as upserts
-        elif before[1] != _symbol_values(record):
+        elif before[1] != code_symbol_values(record):
             _update_symbol(conn, scope_id, record, before[0])
     _insert_symbols(conn, scope_id, file_id, list(added.values()))
     _delete_symbols(conn, [rowid for symbol, (rowid, _) in stored.items() if symbol not in kept])
@@ -217,12 +191,12 @@ class CodeMixin:
             return []
         with self.pool.reading() as conn:
             rows = conn.execute(
-                f"SELECT {_FILE_COLUMNS}, (SELECT count(*) FROM code_symbols s "
+                f"SELECT {CODE_FILE_COLUMNS}, (SELECT count(*) FROM code_symbols s "
                 "WHERE s.file_id = f.id) FROM code_files f JOIN code_scopes c "
                 "ON c.id = f.scope_id WHERE c.name = %s ORDER BY f.path",
                 (scope,),
             ).fetchall()
-        return [(_file(r), int(r[9])) for r in rows]
+        return [(code_file_row(r), int(r[9])) for r in rows]
 
     def code_graph(self, scope: str) -> list[CodeGraphFile]:
         with self.pool.snapshot() as conn:
@@ -230,9 +204,9 @@ class CodeMixin:
             if scope_id is None:
                 return []
             files = {
-                int(r[0]): _file(r)
+                int(r[0]): code_file_row(r)
                 for r in conn.execute(
-                    f"SELECT {_FILE_COLUMNS} FROM code_files f WHERE f.scope_id = %s", (scope_id,)
+                    f"SELECT {CODE_FILE_COLUMNS} FROM code_files f WHERE f.scope_id = %s", (scope_id,)
                 ).fetchall()
             }
             symbols: dict[int, list[CodeSymbolRef]] = {file_id: [] for file_id in files}
@@ -246,11 +220,11 @@ class CodeMixin:
                 )
             edges: dict[int, list[CodeEdgeRecord]] = {file_id: [] for file_id in files}
             for r in conn.execute(
-                f"SELECT {_EDGE_COLUMNS} FROM code_edges e WHERE e.scope_id = %s "
+                f"SELECT {CODE_EDGE_COLUMNS} FROM code_edges e WHERE e.scope_id = %s "
                 "AND e.kind IN ('imports', 'extends')",
                 (scope_id,),
             ).fetchall():
-                edges[int(r[0])].append(_edge(r))
+                edges[int(r[0])].append(code_edge_row(r))
         ordered = sorted(files.items(), key=lambda item: item[1].path)
         return [
             CodeGraphFile(
@@ -269,7 +243,7 @@ class CodeMixin:
         mentions: Iterable[str] | None = None,
     ) -> dict[str, list[CodeEdgeRecord]]:
         sql = (
-            f"SELECT {_EDGE_COLUMNS}, f.path FROM code_edges e JOIN code_files f "
+            f"SELECT {CODE_EDGE_COLUMNS}, f.path FROM code_edges e JOIN code_files f "
             "ON f.id = e.file_id WHERE e.scope_id = %s AND e.kind = 'calls'"
         )
         filters: list[str] = []
@@ -293,7 +267,7 @@ class CodeMixin:
             for r in conn.execute(
                 sql + " ORDER BY f.path, e.ordinal", (scope_id, *params)
             ).fetchall():
-                found.setdefault(str(r[9]), []).append(_edge(r))
+                found.setdefault(str(r[9]), []).append(code_edge_row(r))
         return found
 
     def write_code_index(self, update: CodeIndexWrite) -> None:
@@ -342,7 +316,7 @@ class CodeMixin:
             return {}
         callers = caller_gate("cf", where)
         sql = (
-            f"SELECT {c.given}, sc.name, {_ROW_COLUMNS}, "
+            f"SELECT {c.given}, sc.name, {CODE_ROW_COLUMNS}, "
             "(SELECT count(DISTINCT k.symbol_id) FROM code_edges e JOIN code_symbols k "
             "ON k.scope_id = e.scope_id AND k.symbol_id = e.source_id "
             "JOIN code_files cf ON cf.id = k.file_id WHERE e.scope_id = s.scope_id "

@@ -12,7 +12,6 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from recallbox.storage.codecs import content_hash, dump_json, storable
 from recallbox.storage.postgres.branches import superseded_changes
@@ -20,56 +19,15 @@ from recallbox.storage.postgres.connection import PgPool, lock_resource
 from recallbox.storage.postgres.keyword_write import document_of, put_overflow
 from recallbox.storage.postgres.rows import raw_bytes, tool_calls_json
 from recallbox.storage.postgres.schema import MESSAGES_KEYWORDS
-from recallbox.storage.values import ImportFile, ImportNode, ImportRecord, NewMessage
-
-_FILE_COLUMNS = (
-    "id, path, format, identity, size, mtime_ns, prefix_hash, tail_hash, cursor_bytes, "
-    "cursor_line, sync_count, state"
+from recallbox.storage.row_maps import (
+    IMPORT_FILE_COLUMNS,
+    IMPORT_NODE_COLUMNS,
+    IMPORT_RECORD_COLUMNS,
+    import_file_row,
+    import_node_row,
+    import_record_row,
 )
-_RECORD_COLUMNS = "record_key, channel, message_uid, content_hash, sync_id, node, mirror, file_id"
-_NODE_COLUMNS = "uuid, parent, root, side, conversational, line, superseded"
-
-
-def _file(row: Sequence[Any]) -> ImportFile:
-    return ImportFile(
-        id=int(row[0]),
-        path=row[1],
-        format=row[2],
-        identity=row[3],
-        size=int(row[4]),
-        mtime_ns=int(row[5]),
-        prefix_hash=row[6],
-        tail_hash=row[7],
-        cursor_bytes=int(row[8]),
-        cursor_line=int(row[9]),
-        sync_count=int(row[10]),
-        state=json.loads(row[11]),
-    )
-
-
-def _node(row: Sequence[Any]) -> ImportNode:
-    return ImportNode(
-        uuid=row[0],
-        parent=row[1],
-        root=row[2],
-        side=bool(row[3]),
-        conversational=bool(row[4]),
-        line=int(row[5]),
-        superseded=bool(row[6]),
-    )
-
-
-def _record(row: Sequence[Any]) -> ImportRecord:
-    return ImportRecord(
-        key=row[0],
-        channel=row[1],
-        message_id=row[2],
-        content_hash=row[3],
-        sync_id=int(row[4]),
-        node=row[5],
-        mirror=bool(row[6]),
-        file_id=int(row[7]),
-    )
+from recallbox.storage.values import ImportFile, ImportNode, ImportRecord, NewMessage
 
 
 class ImportLedgerMixin:
@@ -85,19 +43,19 @@ class ImportLedgerMixin:
             if self.pool.in_write():
                 lock_resource(conn, "import file", path)
             row = conn.execute(
-                f"SELECT {_FILE_COLUMNS} FROM import_files WHERE path = %s", (path,)
+                f"SELECT {IMPORT_FILE_COLUMNS} FROM import_files WHERE path = %s", (path,)
             ).fetchone()
-        return _file(row) if row else None
+        return import_file_row(row) if row else None
 
     def import_files_with_identity(self, identity: str) -> list[ImportFile]:
         if not storable(identity):
             return []
         with self.pool.reading() as conn:
             rows = conn.execute(
-                f"SELECT {_FILE_COLUMNS} FROM import_files WHERE identity = %s ORDER BY id",
+                f"SELECT {IMPORT_FILE_COLUMNS} FROM import_files WHERE identity = %s ORDER BY id",
                 (identity,),
             ).fetchall()
-        return [_file(row) for row in rows]
+        return [import_file_row(row) for row in rows]
 
     def save_import_file(self, file: ImportFile) -> ImportFile:
         values = {
@@ -136,11 +94,11 @@ class ImportLedgerMixin:
             return None
         with self.pool.reading() as conn:
             row = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM import_records "
+                f"SELECT {IMPORT_RECORD_COLUMNS} FROM import_records "
                 "WHERE file_id = %s AND record_key = %s",
                 (file_id, key),
             ).fetchone()
-        return _record(row) if row else None
+        return import_record_row(row) if row else None
 
     def channel_import_record(
         self, channel: str, key: str, *, other_than: int
@@ -149,11 +107,11 @@ class ImportLedgerMixin:
             return None
         with self.pool.reading() as conn:
             row = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM import_records WHERE channel = %s "
+                f"SELECT {IMPORT_RECORD_COLUMNS} FROM import_records WHERE channel = %s "
                 "AND record_key = %s AND file_id <> %s AND NOT mirror ORDER BY file_id LIMIT 1",
                 (channel, key, other_than),
             ).fetchone()
-        return _record(row) if row else None
+        return import_record_row(row) if row else None
 
     def put_import_records(self, file_id: int, records: Sequence[ImportRecord]) -> None:
         if not records:
@@ -176,11 +134,11 @@ class ImportLedgerMixin:
     def vanished_import_records(self, file_id: int, sync_id: int) -> Iterator[ImportRecord]:
         with self.pool.reading() as conn:
             rows = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM import_records WHERE file_id = %s AND sync_id < %s",
+                f"SELECT {IMPORT_RECORD_COLUMNS} FROM import_records WHERE file_id = %s AND sync_id < %s",
                 (file_id, sync_id),
             ).fetchall()
         for row in rows:
-            yield _record(row)
+            yield import_record_row(row)
 
     # -- branch forest -----------------------------------------------------------------------
     def import_node(self, file_id: int, uuid: str) -> ImportNode | None:
@@ -188,10 +146,10 @@ class ImportLedgerMixin:
             return None
         with self.pool.reading() as conn:
             row = conn.execute(
-                f"SELECT {_NODE_COLUMNS} FROM import_nodes WHERE file_id = %s AND uuid = %s",
+                f"SELECT {IMPORT_NODE_COLUMNS} FROM import_nodes WHERE file_id = %s AND uuid = %s",
                 (file_id, uuid),
             ).fetchone()
-        return _node(row) if row else None
+        return import_node_row(row) if row else None
 
     def add_import_nodes(self, file_id: int, nodes: Sequence[ImportNode]) -> None:
         if not nodes:

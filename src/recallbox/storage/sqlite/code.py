@@ -19,6 +19,15 @@ from typing import Any
 import apsw
 
 from recallbox.storage.queries import CORPUS_CODE_SYMBOL, SearchFilter
+from recallbox.storage.row_maps import (
+    CODE_EDGE_COLUMNS,
+    CODE_FILE_COLUMNS,
+    CODE_ROW_COLUMNS,
+    CODE_SYMBOL_FIELDS,
+    code_edge_row,
+    code_file_row,
+    code_symbol_values,
+)
 from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import CODE_KEY_SQL, CODE_SYMBOLS
@@ -35,40 +44,6 @@ from recallbox.storage.values_code import (
     CodeSymbolRef,
     CodeSymbolRow,
 )
-
-_FILE_COLUMNS = (
-    "f.id, f.path, f.path_norm, f.language, f.hash, f.size, f.mtime_ns, f.identity, f.error"
-)
-_EDGE_COLUMNS = (
-    "e.file_id, e.ordinal, e.kind, e.source_id, e.target_name, e.target_last, e.line, "
-    "e.target_id, e.confidence"
-)
-_SYMBOL_FIELDS = (
-    "name", "qualname", "kind", "start_line", "end_line", "signature", "doc", "snippet",
-    "name_seg", "content_seg", "content_hash",
-)  # fmt: skip
-_ROW_COLUMNS = (
-    "s.symbol_id, s.name, s.qualname, s.kind, f.path, s.start_line, s.end_line, f.language, "
-    "s.signature, s.doc, s.snippet, s.content_hash, sc.root, f.hash, f.size, f.mtime_ns"
-)
-
-
-def _file(row: Sequence[Any]) -> CodeFile:
-    return CodeFile(
-        str(row[1]), str(row[2]), str(row[3]), str(row[4]), int(row[5]), int(row[6]),
-        None if row[7] is None else str(row[7]), None if row[8] is None else str(row[8]),
-    )  # fmt: skip
-
-
-def _edge(row: Sequence[Any]) -> CodeEdgeRecord:
-    return CodeEdgeRecord(
-        int(row[1]), str(row[2]), str(row[3]), str(row[4]), str(row[5]), int(row[6]),
-        None if row[7] is None else str(row[7]), str(row[8]),
-    )  # fmt: skip
-
-
-def _symbol_values(record: CodeSymbolRecord) -> tuple[object, ...]:
-    return tuple(getattr(record, name) for name in _SYMBOL_FIELDS)
 
 
 def caller_gate(alias: str, where: SearchFilter) -> Clause:
@@ -137,20 +112,20 @@ def _write_file(conn: apsw.Connection, scope_id: int, write: CodeFileWrite, stam
     stored = {
         str(r[0]): (int(r[1]), tuple(r[2:]))
         for r in conn.execute(
-            f"SELECT symbol_id, id, {', '.join(_SYMBOL_FIELDS)} FROM code_symbols "
+            f"SELECT symbol_id, id, {', '.join(CODE_SYMBOL_FIELDS)} FROM code_symbols "
             "WHERE file_id = ?",
             (file_id,),
         )
     }
     kept: set[str] = set()
     for record in write.symbols:
-        values = _symbol_values(record)
+        values = code_symbol_values(record)
         kept.add(record.symbol_id)
         before = stored.get(record.symbol_id)
         if before is None:
             _insert_symbol(conn, scope_id, file_id, record, values)
         elif before[1] != values:
-            assignments = ", ".join(f"{name} = ?" for name in _SYMBOL_FIELDS)
+            assignments = ", ".join(f"{name} = ?" for name in CODE_SYMBOL_FIELDS)
             conn.execute(
                 f"UPDATE code_symbols SET {assignments} WHERE id = ?", (*values, before[0])
             )
@@ -180,9 +155,9 @@ def _insert_symbol(
     record: CodeSymbolRecord,
     values: tuple[object, ...],
 ) -> None:
-    marks = ", ".join("?" for _ in _SYMBOL_FIELDS)
+    marks = ", ".join("?" for _ in CODE_SYMBOL_FIELDS)
     conn.execute(
-        f"INSERT INTO code_symbols (scope_id, file_id, symbol_id, {', '.join(_SYMBOL_FIELDS)}) "
+        f"INSERT INTO code_symbols (scope_id, file_id, symbol_id, {', '.join(CODE_SYMBOL_FIELDS)}) "
         f"VALUES (?, ?, ?, {marks})",
         (scope_id, file_id, record.symbol_id, *values),
     )
@@ -212,12 +187,12 @@ class CodeMixin:
     def code_file_counts(self, scope: str) -> list[tuple[CodeFile, int]]:
         with self.pool.reading() as conn:
             rows: list[Any] = conn.execute(
-                f"SELECT {_FILE_COLUMNS}, (SELECT count(*) FROM code_symbols s "
+                f"SELECT {CODE_FILE_COLUMNS}, (SELECT count(*) FROM code_symbols s "
                 "WHERE s.file_id = f.id) FROM code_files f JOIN code_scopes c "
                 "ON c.id = f.scope_id WHERE c.name = ? ORDER BY f.path",
                 (scope,),
             ).fetchall()
-        return [(_file(r), int(r[9])) for r in rows]
+        return [(code_file_row(r), int(r[9])) for r in rows]
 
     def code_graph(self, scope: str) -> list[CodeGraphFile]:
         with self.pool.snapshot() as conn:
@@ -225,9 +200,9 @@ class CodeMixin:
             if scope_id is None:
                 return []
             files = {
-                int(r[0]): _file(r)
+                int(r[0]): code_file_row(r)
                 for r in conn.execute(
-                    f"SELECT {_FILE_COLUMNS} FROM code_files f WHERE f.scope_id = ?", (scope_id,)
+                    f"SELECT {CODE_FILE_COLUMNS} FROM code_files f WHERE f.scope_id = ?", (scope_id,)
                 )
             }
             symbols: dict[int, list[CodeSymbolRef]] = {file_id: [] for file_id in files}
@@ -241,11 +216,11 @@ class CodeMixin:
                 )
             edges: dict[int, list[CodeEdgeRecord]] = {file_id: [] for file_id in files}
             for r in conn.execute(
-                f"SELECT {_EDGE_COLUMNS} FROM code_edges e WHERE e.scope_id = ? "
+                f"SELECT {CODE_EDGE_COLUMNS} FROM code_edges e WHERE e.scope_id = ? "
                 "AND e.kind IN ('imports', 'extends')",
                 (scope_id,),
             ):
-                edges[int(r[0])].append(_edge(r))
+                edges[int(r[0])].append(code_edge_row(r))
         ordered = sorted(files.items(), key=lambda item: item[1].path)
         return [
             CodeGraphFile(
@@ -264,7 +239,7 @@ class CodeMixin:
         mentions: Iterable[str] | None = None,
     ) -> dict[str, list[CodeEdgeRecord]]:
         sql = (
-            f"SELECT {_EDGE_COLUMNS}, f.path FROM code_edges e JOIN code_files f "
+            f"SELECT {CODE_EDGE_COLUMNS}, f.path FROM code_edges e JOIN code_files f "
             "ON f.id = e.file_id WHERE e.scope_id = ? AND e.kind = 'calls'"
         )
         filters: list[str] = []
@@ -288,7 +263,7 @@ class CodeMixin:
                 return {}
             found: dict[str, list[CodeEdgeRecord]] = {}
             for r in conn.execute(sql + " ORDER BY f.path, e.ordinal", (scope_id, *params)):
-                found.setdefault(str(r[9]), []).append(_edge(r))
+                found.setdefault(str(r[9]), []).append(code_edge_row(r))
         return found
 
     def write_code_index(self, update: CodeIndexWrite) -> None:
@@ -328,7 +303,7 @@ class CodeMixin:
         # ``+e.kind``: keep the planner on ``code_edges_by_target`` (by kind it would scan every
         # call of the scope once per symbol: 30x slower on a 200-file index).
         sql = (
-            f"SELECT {c.given}, sc.name, {_ROW_COLUMNS}, "
+            f"SELECT {c.given}, sc.name, {CODE_ROW_COLUMNS}, "
             "(SELECT count(DISTINCT k.symbol_id) FROM code_edges e JOIN code_symbols k "
             "ON k.scope_id = e.scope_id AND k.symbol_id = e.source_id "
             "JOIN code_files cf ON cf.id = k.file_id WHERE e.scope_id = s.scope_id "

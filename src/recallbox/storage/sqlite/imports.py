@@ -16,61 +16,19 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
+from recallbox.storage.row_maps import (
+    IMPORT_FILE_COLUMNS,
+    IMPORT_NODE_COLUMNS,
+    IMPORT_RECORD_COLUMNS,
+    import_file_row,
+    import_node_row,
+    import_record_row,
+)
 from recallbox.storage.sqlite.branches import resolve_tree
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.rows import content_hash, dump_json, format_time, text_columns
 from recallbox.storage.values import ImportFile, ImportNode, ImportRecord, NewMessage
-
-_FILE_COLUMNS = (
-    "id, path, format, identity, size, mtime_ns, prefix_hash, tail_hash, cursor_bytes, cursor_line, "
-    "sync_count, state"
-)
-_RECORD_COLUMNS = "record_key, channel, message_uid, content_hash, sync_id, node, mirror, file_id"
-_NODE_COLUMNS = "uuid, parent, root, side, conversational, line, superseded"
-
-
-def _file(row: Sequence[Any]) -> ImportFile:
-    return ImportFile(
-        id=int(row[0]),
-        path=row[1],
-        format=row[2],
-        identity=row[3],
-        size=int(row[4]),
-        mtime_ns=int(row[5]),
-        prefix_hash=row[6],
-        tail_hash=row[7],
-        cursor_bytes=int(row[8]),
-        cursor_line=int(row[9]),
-        sync_count=int(row[10]),
-        state=json.loads(row[11]),
-    )
-
-
-def _node(row: Sequence[Any]) -> ImportNode:
-    return ImportNode(
-        uuid=row[0],
-        parent=row[1],
-        root=row[2],
-        side=bool(row[3]),
-        conversational=bool(row[4]),
-        line=int(row[5]),
-        superseded=bool(row[6]),
-    )
-
-
-def _record(row: Sequence[Any]) -> ImportRecord:
-    return ImportRecord(
-        key=row[0],
-        channel=row[1],
-        message_id=row[2],
-        content_hash=row[3],
-        sync_id=int(row[4]),
-        node=row[5],
-        mirror=bool(row[6]),
-        file_id=int(row[7]),
-    )
 
 
 class ImportLedgerMixin:
@@ -82,17 +40,17 @@ class ImportLedgerMixin:
     def import_file(self, path: str) -> ImportFile | None:
         with self.pool.reading() as conn:
             row = conn.execute(
-                f"SELECT {_FILE_COLUMNS} FROM import_files WHERE path = ?", (path,)
+                f"SELECT {IMPORT_FILE_COLUMNS} FROM import_files WHERE path = ?", (path,)
             ).fetchone()
-        return _file(row) if row else None
+        return import_file_row(row) if row else None
 
     def import_files_with_identity(self, identity: str) -> list[ImportFile]:
         with self.pool.reading() as conn:
             rows = conn.execute(
-                f"SELECT {_FILE_COLUMNS} FROM import_files WHERE identity = ? ORDER BY id",
+                f"SELECT {IMPORT_FILE_COLUMNS} FROM import_files WHERE identity = ? ORDER BY id",
                 (identity,),
             ).fetchall()
-        return [_file(row) for row in rows]
+        return [import_file_row(row) for row in rows]
 
     def save_import_file(self, file: ImportFile) -> ImportFile:
         values = {
@@ -130,22 +88,22 @@ class ImportLedgerMixin:
     def import_record(self, file_id: int, key: str) -> ImportRecord | None:
         with self.pool.reading() as conn:
             row = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM import_records WHERE file_id = ? AND record_key = ?",
+                f"SELECT {IMPORT_RECORD_COLUMNS} FROM import_records WHERE file_id = ? AND record_key = ?",
                 (file_id, key),
             ).fetchone()
-        return _record(row) if row else None
+        return import_record_row(row) if row else None
 
     def channel_import_record(
         self, channel: str, key: str, *, other_than: int
     ) -> ImportRecord | None:
         with self.pool.reading() as conn:
             row = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM import_records INDEXED BY import_records_by_channel "
+                f"SELECT {IMPORT_RECORD_COLUMNS} FROM import_records INDEXED BY import_records_by_channel "
                 "WHERE channel = ? AND record_key = ? AND file_id != ? AND mirror = 0 "
                 "ORDER BY file_id LIMIT 1",
                 (channel, key, other_than),
             ).fetchone()
-        return _record(row) if row else None
+        return import_record_row(row) if row else None
 
     def put_import_records(self, file_id: int, records: Sequence[ImportRecord]) -> None:
         with self.pool.transaction() as conn:
@@ -174,20 +132,20 @@ class ImportLedgerMixin:
     def vanished_import_records(self, file_id: int, sync_id: int) -> Iterator[ImportRecord]:
         with self.pool.reading() as conn:
             cursor = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM import_records WHERE file_id = ? AND sync_id < ?",
+                f"SELECT {IMPORT_RECORD_COLUMNS} FROM import_records WHERE file_id = ? AND sync_id < ?",
                 (file_id, sync_id),
             )
             for row in cursor:
-                yield _record(row)
+                yield import_record_row(row)
 
     # -- branch forest -----------------------------------------------------------------------
     def import_node(self, file_id: int, uuid: str) -> ImportNode | None:
         with self.pool.reading() as conn:
             row = conn.execute(
-                f"SELECT {_NODE_COLUMNS} FROM import_nodes WHERE file_id = ? AND uuid = ?",
+                f"SELECT {IMPORT_NODE_COLUMNS} FROM import_nodes WHERE file_id = ? AND uuid = ?",
                 (file_id, uuid),
             ).fetchone()
-        return _node(row) if row else None
+        return import_node_row(row) if row else None
 
     def add_import_nodes(self, file_id: int, nodes: Sequence[ImportNode]) -> None:
         with self.pool.transaction() as conn:
