@@ -91,6 +91,13 @@ def _probe(ax: Any, sets: list[dict[str, Any]]) -> None:
     ax.set_title("cold open and search memory", fontsize=10)
 
 
+def _has_positive(ax: Any) -> bool:
+    """True when a line or bar of ``ax`` has a value above zero (a log axis needs one)."""
+    values = [y for line in ax.get_lines() for y in line.get_ydata()]
+    values += [patch.get_height() for patch in ax.patches]
+    return any(isinstance(y, int | float) and y > 0 for y in values)
+
+
 def plot(report: dict[str, Any], out: Path) -> None:
     """Write the figure of ``report`` (``benchmarks/results/scale.json``) to ``out``."""
     import matplotlib
@@ -110,7 +117,9 @@ def plot(report: dict[str, Any], out: Path) -> None:
     _probe(axes[8], sets)
     for ax in axes:
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        # a partial run (--index-only, --ranked-only) leaves some panels without data
+        if _has_positive(ax):
+            ax.set_yscale("log")
         ax.set_xlabel("messages in history")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)

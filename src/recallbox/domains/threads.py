@@ -18,13 +18,14 @@ The pieces, in the order a search runs them:
   skips matches already inside an emitted window of the same field, stops adding blocks at the
   first one that does not fit, and counts the (message, field) pairs it could not show.
 * The store's candidates are complete (no candidate cap): the search reads them until the
-  blocks are full, then at most :data:`LITERAL_COUNT_BUDGET` more rows (a long row counting
-  as one more per :data:`LITERAL_COUNT_ROW_CHARS` characters) to count what is left,
-  and stops counting sooner where the store says its next candidates are costly to reach
-  (``CandidateStream.costly``: a rare term's next hits lie far apart in its index).
-  When every candidate was read the count is exact ("N more hits", "1000+" past
-  :data:`LITERAL_COUNT_LIMIT`); otherwise it is a true lower bound — the pairs counted plus
-  the messages the store's index says surely hold a term — and reads "At least N".
+  blocks are full, then counts what is left over at most :data:`LITERAL_COUNT_BUDGET` more
+  matching rows (a long row counting as one more per :data:`LITERAL_COUNT_ROW_CHARS`
+  characters). When every candidate was read the count is exact ("N more hits", "1000+" past
+  :data:`LITERAL_COUNT_LIMIT`); when a row with one more hit comes after the budget is spent,
+  the count so far is a true lower bound and reads "At least N". Only rows that hold a hit
+  are charged, and the stop is at the next hit, never at the next candidate: the count is a
+  function of the messages alone, so every backend prints the same number (the candidates a
+  backend's index lets through do not change it).
 """
 
 from __future__ import annotations
@@ -202,7 +203,6 @@ class LiteralCollector:
     not_shown: set[FieldKey] = field(default_factory=set)
     full: bool = False
     used: int = 0
-    beyond: int = 0  # messages surely holding a term, not read (counted only when not exact)
 
     def __post_init__(self) -> None:
         self.used = len(self._assemble([], None))
@@ -224,11 +224,13 @@ class LiteralCollector:
         field_name: str,
         text: str,
         spans: Iterator[tuple[int, int]],
-    ) -> None:
-        """Consider every match of one field, in order."""
+    ) -> bool:
+        """Consider every match of one field, in order; True when it added a block or a
+        hit left out."""
         key = (message.id, index)
         if key in self.not_shown:
-            return
+            return False
+        added = False
         for offset, length in spans:
             if any(w.covers(offset, length) for w in self.windows.get(key, ())):
                 continue
@@ -240,13 +242,15 @@ class LiteralCollector:
                     self.blocks.append((key, block))
                     self.windows.setdefault(key, []).append(window)
                     self.used += cost
+                    added = True
                     continue
                 # Trigger: the first block that does not fit.
                 # Why: blocks are dropped from the end, so nothing after it may be shown.
                 # Outcome: from here on matches are only counted.
                 self.full = True
             self.not_shown.add(key)
-            return
+            return True
+        return added
 
     def _assemble(self, blocks: list[str], notice: str | None) -> str:
         parts = [self.header, *blocks]
@@ -281,7 +285,7 @@ class LiteralCollector:
         while True:
             notice = None
             if not_shown:
-                count = len(not_shown) + self.beyond
+                count = len(not_shown)
                 if count > LITERAL_COUNT_LIMIT:
                     shown = f"{LITERAL_COUNT_LIMIT}+"
                 else:
@@ -365,66 +369,65 @@ class LowerCache:
         return lowered
 
 
-def _offer(
-    collector: LiteralCollector,
-    message: SearchableMessage,
-    term: str,
-    cs: bool,
-    lower: Callable[[str], str],
-) -> None:
+FieldSpans = tuple[int, str, str, Iterator[tuple[int, int]]]
+"""One field of a message: its index, name, text and the term's matches in it (lazy)."""
+
+
+def _field_spans(
+    message: SearchableMessage, term: str, cs: bool, lower: Callable[[str], str]
+) -> Iterator[FieldSpans]:
     for index, (field_name, text) in enumerate(message_fields(message)):
-        spans = match_spans(text, term, case_sensitive=cs, lower=lower)
-        collector.offer(message, index, field_name, text, spans)
+        yield index, field_name, text, match_spans(text, term, case_sensitive=cs, lower=lower)
+
+
+def _offer(
+    collector: LiteralCollector, message: SearchableMessage, fields: Iterator[FieldSpans]
+) -> bool:
+    """Offer every field of ``message``; True when it added a block or a hit left out."""
+    added = False
+    for index, field_name, text, spans in fields:
+        added |= collector.offer(message, index, field_name, text, spans)
+    return added
+
+
+def _holds_new_hit(
+    collector: LiteralCollector, message: SearchableMessage, fields: Iterator[FieldSpans]
+) -> bool:
+    """True when ``message`` holds a hit that is neither shown nor counted yet."""
+    for index, _, _, spans in fields:
+        key = (message.id, index)
+        if key in collector.not_shown:
+            continue
+        windows = collector.windows.get(key, ())
+        if any(not any(w.covers(at, length) for w in windows) for at, length in spans):
+            return True
+    return False
 
 
 def _collect(store: LiteralStore, terms: list[str], channel: str | None) -> LiteralCollector:
     """Read every term's passes in order until the blocks are full, then count what is left
-    within :data:`LITERAL_COUNT_BUDGET` rows (see the module docs)."""
+    over :data:`LITERAL_COUNT_BUDGET` matching rows (see the module docs)."""
     collector = LiteralCollector(global_search=channel is None)
     lower = LowerCache()
     budget = LITERAL_COUNT_BUDGET
-    streams: list[CandidateStream] = []
     for term in terms:
         # A term without cased letters has no case-insensitive-only matches.
         for case_sensitive in (True, False) if term.lower() != term.upper() else (True,):
             rows, bounded = _candidates(store, term, channel, case_sensitive)
             collector.bounded_scan |= bounded
-            streams.append(rows)
-            while not (collector.full and collector.not_shown and rows.costly()):
-                message = next(rows, None)
-                if message is None:
-                    break
+            for message in rows:
                 if collector.done:
                     return collector
-                if collector.full:
-                    if budget <= 0 and collector.not_shown:
-                        # Trigger: the count budget is spent with candidates left.
+                counting = collector.full
+                fields = _field_spans(message, term, case_sensitive, lower)
+                if counting and budget <= 0 and collector.not_shown:
+                    if _holds_new_hit(collector, message, fields):
+                        # Trigger: one more hit once the count budget is spent.
                         # Why: counting every hit of a common term costs the whole history.
-                        # Outcome: a lower bound, from what was read and what the index says.
-                        return _lower_bound(collector, streams)
+                        # Outcome: the count so far, as a lower bound ("At least N").
+                        collector.exact = False
+                        return collector
+                    continue
+                if _offer(collector, message, fields) and counting:
                     budget -= 1 + len(message.content) // LITERAL_COUNT_ROW_CHARS
-                _offer(collector, message, term, case_sensitive, lower)
-            else:
-                # Trigger: the blocks are full and the store's next candidates of this term
-                # lie in a sparse stretch of its index (a rare term: reading on costs a large
-                # part of the history to count a few more).
-                # Outcome: a lower bound, as when the count budget is spent.
-                return _lower_bound(collector, streams)
     return collector
-
-
-def _lower_bound(collector: LiteralCollector, streams: list[CandidateStream]) -> LiteralCollector:
-    collector.exact = False
-    collector.beyond = _beyond(collector, streams)
-    return collector
-
-
-def _beyond(collector: LiteralCollector, streams: list[CandidateStream]) -> int:
-    """Messages the store says surely hold a term that were neither shown nor counted."""
-    seen = {key[0] for key, _ in collector.blocks} | {key[0] for key in collector.not_shown}
-    best = 0
-    for stream in streams:
-        holders = stream.holders(LITERAL_COUNT_LIMIT + 1 + len(seen))
-        if holders is not None:
-            best = max(best, len(set(holders) - seen))
-    return best

@@ -212,10 +212,8 @@ class LiteralSearch(Protocol):
         A superset the caller rechecks exactly, found through an index, never a full scan
         (``recent`` adds the newest ``recent`` visible messages in scope: the bounded scan for
         terms no index holds). **Every** such message, in thread-search order, while the caller
-        reads: no candidate cap (``limit`` stops it; ``truncated`` then says more were left);
-        ``holders(n)``: messages surely holding the term; ``costly()``: the next candidate
-        would cost a large read (a caller only counting may stop). Every statement applies
-        the rule."""
+        reads: no candidate cap (``limit`` stops it; ``truncated`` then says more were left).
+        Every statement applies the rule."""
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ builds them from its own rows. The typed queries and the search filter live next
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -63,34 +63,14 @@ class ReadableMessage:
     tool_calls_raw: str | None
 
 
-def _cannot_tell(limit: int) -> Sequence[str] | None:
-    del limit
-    return None
-
-
-def _never() -> bool:
-    return False
-
-
 class CandidateStream(Iterator[SearchableMessage]):
     """Candidates in search order; ``truncated`` becomes true once the store stopped at the
     caller's ``limit`` while its index held more (known only after that point is reached).
-
-    ``holders(n)`` returns up to ``n`` ids of visible messages that surely hold the term with
-    case folded (in their content or in one argument leaf) — what a "more hits" count may
-    rely on without reading them — or ``None`` when the backend cannot tell for this term.
-
-    ``costly()`` is true when the next candidate would cost the backend a read of a large
-    stretch of its index (a rare term whose next hits lie far apart): a caller that only
-    counts what is left may stop there (its count is then a lower bound). Reading on still
-    yields every candidate.
     """
 
     def __init__(self) -> None:
         self.rows: Iterator[SearchableMessage] = iter(())
         self.truncated = False
-        self.holders: Callable[[int], Sequence[str] | None] = _cannot_tell
-        self.costly: Callable[[], bool] = _never
 
     def __next__(self) -> SearchableMessage:
         return next(self.rows)

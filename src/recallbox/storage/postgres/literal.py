@@ -23,16 +23,14 @@ messages in scope (the bounded scan).
 
 Rows (with their content) are read a chunk at a time as the caller consumes them, with the
 whole visibility rule applied again (a quarantine may commit between two chunks) and, for the
-case-sensitive pass, the exact ``strpos`` filter. ``holders(n)`` counts exactly what the
-SQLite backend's index can: for an ASCII term without a newline of at most
-:data:`PHRASE_MAX_CHARS` characters, the rows holding it with case folded; ``[]`` otherwise.
+case-sensitive pass, the exact ``strpos`` filter.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -61,8 +59,6 @@ WALK_GROWTH = 4
 PLAN_CACHE_MAX = 64
 #: The literal index is probed with at most this many characters of the term (a prefix).
 LIKE_PATTERN_MAX_CHARS = 256
-#: A term the SQLite backend's index can count holders of (an exact trigram phrase).
-PHRASE_MAX_CHARS = 256
 
 #: The searchable part of the rule: it implies the partial literal indexes' predicate.
 _INDEXED = MESSAGE_VISIBLE_SQL
@@ -86,11 +82,6 @@ def like_pattern(term: str) -> str:
     text = term[:LIKE_PATTERN_MAX_CHARS]
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
-
-
-def phrase_is_exact(term: str) -> bool:
-    """Whether the SQLite backend's index answers "holds the term" exactly (see the module)."""
-    return len(term) <= PHRASE_MAX_CHARS and term.isascii() and "\n" not in term
 
 
 @dataclass
@@ -131,20 +122,10 @@ class Plan:
     pattern: str
     scope: Scope
     ids: list[int] | None
-    holders: dict[int, list[str]] = field(default_factory=dict)
-    #: With a complete probe: the uid of every match in ``(thread, seq)`` order — the
-    #: holders of any count, without another pass over the literal index.
-    matched: list[str] | None = None
 
 
 #: The matching rows of the threads bound first (then the pattern, twice).
 _MATCH_IN = f"{_PLACE} WHERE m.thread_id = ANY(%s::bigint[]) AND {_INDEXED} AND {_MATCH}"
-#: The same, with each row's uid (the probe keeps them for :func:`_holders`).
-_PROBE_IN = (
-    "SELECT m.id, m.thread_id, g.number, m.seq, m.uid FROM messages m "
-    "JOIN generations g ON g.id = m.generation_id "
-    f"WHERE m.thread_id = ANY(%s::bigint[]) AND {_INDEXED} AND {_MATCH}"
-)
 
 
 def plan_term(conn: Connection, term: str, where: SearchFilter) -> Plan:
@@ -152,14 +133,12 @@ def plan_term(conn: Connection, term: str, where: SearchFilter) -> Plan:
     pattern = like_pattern(term)
     if not scope.threads:
         return Plan(term, pattern, scope, [])
-    rows = conn.execute(
-        _PROBE_IN + " LIMIT %s", (scope.threads, pattern, pattern, SORT_CANDIDATES_MAX + 1)
-    ).fetchall()
-    if len(rows) > SORT_CANDIDATES_MAX:
+    probe = _places(
+        conn, _MATCH_IN + " LIMIT %s", (scope.threads, pattern, pattern, SORT_CANDIDATES_MAX + 1)
+    )
+    if len(probe) > SORT_CANDIDATES_MAX:
         return Plan(term, pattern, scope, None)
-    probe: list[Place] = [(int(a), int(b), int(c), int(d)) for a, b, c, d, _ in rows]
-    matched = [str(r[4]) for r in sorted(rows, key=lambda r: (int(r[1]), int(r[3])))]
-    return Plan(term, pattern, scope, scope.ordered(probe), matched=matched)
+    return Plan(term, pattern, scope, scope.ordered(probe))
 
 
 def walk(pool: PgPool, plan: Plan) -> Iterator[int]:
@@ -191,22 +170,6 @@ def _plan(pool: PgPool, term: str, where: SearchFilter) -> Plan:
             _plans.clear()
         _plans[key] = plan
     return plan
-
-
-def _holders(pool: PgPool, plan: Plan, limit: int) -> list[str]:
-    if not phrase_is_exact(plan.term) or not plan.scope.threads or limit < 1:
-        return []
-    if plan.matched is not None:
-        return plan.matched[:limit]
-    if limit not in plan.holders:
-        with pool.reading() as conn:
-            rows = conn.execute(
-                f"SELECT m.uid FROM messages m WHERE m.thread_id = ANY(%s::bigint[]) "
-                f"AND {_INDEXED} AND {_MATCH} ORDER BY m.thread_id, m.seq LIMIT %s",
-                (plan.scope.threads, plan.pattern, plan.pattern, limit),
-            ).fetchall()
-        plan.holders[limit] = [str(r[0]) for r in rows]
-    return plan.holders[limit]
 
 
 def _limited(ids: Iterator[int], limit: int | None, stream: CandidateStream) -> Iterator[int]:
@@ -271,7 +234,6 @@ def literal_candidates(
         plan = _plan(pool, query.term, where)
         ids = iter(plan.ids) if plan.ids is not None else walk(pool, plan)
         stream.rows = _read_chunks(pool, query, where, _limited(ids, limit, stream))
-        stream.holders = lambda n: _holders(pool, plan, n)
         return stream
     ordered = _short_term_ids(pool, query.term, where, recent)
     stream.rows = _read_chunks(pool, query, where, _limited(iter(ordered), limit, stream))

@@ -16,10 +16,7 @@ Two steps, the second lazy:
    with the whole visibility rule again; the caller rechecks every row exactly.
 
 Rows (with their possibly large content) are filtered and fetched a small chunk at a time as
-the caller consumes them, so a common term costs the first chunks only. The stream's
-``holders(n)`` reads, for the "more hits" count, up to ``n`` ids of visible messages that
-surely hold the term, and ``costly()`` says when its next candidate lies in a sparse stretch
-of the index (a caller that only counts stops there).
+the caller consumes them, so a common term costs the first chunks only.
 """
 
 from __future__ import annotations
@@ -33,15 +30,13 @@ from typing import Any
 from recallbox.storage.queries import LiteralQuery, SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
-from recallbox.storage.sqlite.literal_index import keys_to_uids
 from recallbox.storage.sqlite.literal_plan import (
     LIKE_PATTERN_MAX_CHARS,
     TRIGRAM_CHARS,
-    KeyFeed,
     Plan,
-    holder_keys,
     like_pattern,
     load_scope,
+    ordered_keys,
     plan_term,
 )
 from recallbox.storage.sqlite.literal_rows import (
@@ -49,8 +44,6 @@ from recallbox.storage.sqlite.literal_rows import (
     ROW_COLUMNS,
     SEARCH_FROM,
     SQL_FILTER_MAX_CHARS,
-    Pending,
-    RowCache,
     fetch,
     fetch_ids,
     filter_sql,
@@ -139,18 +132,6 @@ def _forget_old_snapshots(serial: int) -> None:
             _plans.pop(key, None)
 
 
-def _holders(pool: ConnectionPool, plan: Plan, where: SearchFilter, limit: int) -> list[str]:
-    """The term's holders, read once per plan: the case-sensitive and -insensitive passes of
-    a term share its plan, so the second asks the same (costly for a phrase of a repeated
-    trigram) question. Rows this search has read already are not read again."""
-    if limit not in plan.holders:
-        cache = RowCache.of(pool, where)
-        read = cache.rows.keys() if cache is not None else ()
-        with pool.reading() as conn:
-            plan.holders[limit] = keys_to_uids(conn, holder_keys(conn, plan, limit, read))
-    return plan.holders[limit]
-
-
 def _limited(ids: Iterator[int], limit: int | None, stream: CandidateStream) -> Iterator[int]:
     """``ids`` stopped after ``limit`` (``truncated`` set when more were left)."""
     if limit is None:
@@ -175,12 +156,8 @@ def literal_candidates(
     MESSAGES.narrow(where)  # an unsupported filter raises now, not when the stream is first read
     stream = CandidateStream()
     if len(query.term) >= TRIGRAM_CHARS:
-        plan = _plan(pool, query.term, where)
-        feed = KeyFeed(plan)
-        pending = Pending(feed.costly)
-        stream.rows = read_by_key(pool, query, where, _limited(feed, limit, stream), pending)
-        stream.holders = lambda n: _holders(pool, plan, where, n)
-        stream.costly = lambda: pending.rows == 0 and feed.costly()
+        keys = ordered_keys(_plan(pool, query.term, where))
+        stream.rows = read_by_key(pool, query, where, _limited(keys, limit, stream))
         return stream
     ids = ordered_candidate_ids(
         pool, query.term, where=where, limit=limit, recent=recent, stream=stream

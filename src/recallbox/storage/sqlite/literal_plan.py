@@ -15,14 +15,12 @@ case-sensitive and the case-insensitive pass:
 3. **Walk**: otherwise (a common term), the whole term as one trigram phrase — exactly the
    rows holding it with case folded as the tokenizer folds (ASCII, at most
    :data:`PHRASE_MAX_CHARS`, no newline) — read in search order as the caller goes
-   (``literal_walk.py``): a common term costs the first reads only. :class:`KeyFeed` says
-   when the walk's next read covers more than :data:`HOLDER_WALK_THREADS` threads (a sparse
-   stretch: ``CandidateStream.costly``).
+   (``literal_walk.py``): a common term costs the first reads only.
 
 The rows the index has not reached yet (``literal_backlog``) are scanned exactly, with the
 visibility rule and a case-folded ``instr`` filter, and merged into the same order. Only
 threads the privacy gate and the filter allow are ever read. Nothing here reads message
-content but the backlog's and the count's (:func:`holder_keys`): the rows are read by
+content but the backlog's: the rows are read by
 ``literal_rows.py`` as the caller consumes the stream.
 """
 
@@ -30,8 +28,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,12 +79,6 @@ def trigram_match(term: str) -> str:
 def phrase_match(term: str) -> str:
     """The whole term (its first :data:`PHRASE_MAX_CHARS` characters) as one FTS5 phrase."""
     return quote_phrase(term[:PHRASE_MAX_CHARS])
-
-
-def phrase_is_exact(term: str) -> bool:
-    """True when an index row matching :func:`phrase_match` surely holds ``term`` with case
-    folded in its content or in one argument leaf (leaves are joined by newlines)."""
-    return len(term) <= PHRASE_MAX_CHARS and term.isascii() and "\n" not in term
 
 
 def like_pattern(term: str) -> str:
@@ -198,16 +189,14 @@ NON_ASCII_GLOB = "*[^\x01-\x7f]*"
 
 def backlog_keys(
     conn: apsw.Connection, term: str, where: SearchFilter, scope: Scope
-) -> tuple[list[int], set[int]]:
-    """Keys of the visible rows still queued for the index that may hold ``term``, and those
-    of them that surely hold it (case folded).
+) -> list[int]:
+    """Keys of the visible rows still queued for the index that may hold ``term``.
 
-    For an ASCII term: the rows whose ASCII-lowered text holds the lowered term (sure ones),
-    and every row with a non-ASCII character (rechecked by the caller); for another term every
-    row.
+    For an ASCII term: the rows whose ASCII-lowered text holds the lowered term, and every
+    row with a non-ASCII character (rechecked by the caller); for another term every row.
     """
     if not scope.threads:
-        return [], set()
+        return []
     narrow = MESSAGES.narrow(where)
     ascii_term = term.isascii()
     sure = (
@@ -216,7 +205,7 @@ def backlog_keys(
         else "0"
     )
     sql = (
-        f"SELECT {key_sql('m')}, {sure} FROM {BACKLOG_TABLE} b "
+        f"SELECT {key_sql('m')} FROM {BACKLOG_TABLE} b "
         "CROSS JOIN messages m ON m.id = b.id JOIN threads t ON t.id = m.thread_id "
         f"WHERE {MESSAGE_SEARCHABLE_SQL}"
     )
@@ -231,10 +220,8 @@ def backlog_keys(
     except apsw.SQLError as exc:
         if "fts5" not in str(exc):
             raise
-        return [], set()
-    keys = [int(r[0]) for r in rows]
-    surely = {int(r[0]) for r in rows if r[1]} if "\n" not in term else set()
-    return keys, surely
+        return []
+    return [int(r[0]) for r in rows]
 
 
 @dataclass
@@ -247,8 +234,6 @@ class Plan:
     keys: list[int] | None
     tail: list[int]
     walk: Walk | None = None
-    tail_sure: set[int] = field(default_factory=set)  # queued rows surely holding the term
-    holders: dict[int, list[str]] = field(default_factory=dict)  # limit -> ids (both passes)
 
 
 def word_keys(conn: apsw.Connection, term: str, scope: Scope) -> list[int] | None:
@@ -282,7 +267,7 @@ def plan_term(
 ) -> Plan:
     """Steps 1 and 2 of the module docs (or the start of step 3), and the queued rows; all on
     one read snapshot (``conn``'s)."""
-    tail, tail_sure = backlog_keys(conn, term, where, scope)
+    tail = backlog_keys(conn, term, where, scope)
     keys: list[int] | None = []
     if scope.threads:
         keys = word_keys(conn, term, scope)
@@ -303,7 +288,7 @@ def plan_term(
             scope.threads,
             lambda thread: scope.firsts(pool, thread),
         )
-    return Plan(term, scope, keys, tail, walk, {k for k in tail_sure if scope.allows(k)})
+    return Plan(term, scope, keys, tail, walk)
 
 
 def ordered_keys(plan: Plan) -> Iterator[int]:
@@ -317,78 +302,3 @@ def ordered_keys(plan: Plan) -> Iterator[int]:
         if key not in seen:  # a row indexed meanwhile (a stream read outside a snapshot)
             seen.add(key)
             yield key
-
-
-#: A walk whose next read covers more threads than this is in a sparse stretch: the "more
-#: hits" count reads on only below it, and the stream says its next candidate is costly.
-HOLDER_WALK_THREADS = 16
-
-
-class KeyFeed:
-    """:func:`ordered_keys` of a plan, counting what the caller took: whether the next key
-    costs a read of a sparse stretch of the index (:data:`HOLDER_WALK_THREADS`)."""
-
-    def __init__(self, plan: Plan) -> None:
-        self._plan = plan
-        self._keys = ordered_keys(plan)
-        self.taken = 0
-
-    def __iter__(self) -> Iterator[int]:
-        return self
-
-    def __next__(self) -> int:
-        key = next(self._keys)
-        self.taken += 1
-        return key
-
-    def costly(self) -> bool:
-        walk = self._plan.walk
-        return (
-            walk is not None
-            and not self._plan.tail
-            and not walk.finished
-            and self.taken >= len(walk.found)
-            and walk.next_block > HOLDER_WALK_THREADS
-        )
-
-
-#: Rows of a sorted candidate list whose text the "more hits" count checks, per statement,
-#: and in all (the first ones, in search order).
-HOLDER_CHECK_ROWS = 256
-HOLDER_CHECK_MAX_ROWS = 512
-#: For a term that starts with a run of one character (``instr`` compares at every offset of
-#: a run of it), longer rows are not checked: the count stays a lower bound.
-HOLDER_CHECK_MAX_CHARS = 4_096
-
-
-def holder_keys(
-    conn: apsw.Connection, plan: Plan, limit: int, read: Collection[int] = ()
-) -> list[int]:
-    """Up to ``limit`` keys of allowed rows that surely hold the term (case folded): queued
-    rows the plan's scan found, then the walk's keys (an exact phrase: those read, and more
-    while the walk reads few threads at a time), or the rows among the first
-    :data:`HOLDER_CHECK_MAX_ROWS` of the candidate list whose ASCII-lowered text holds the
-    lowered term (an ASCII term), but the rows the search has ``read`` already (it counted
-    those itself)."""
-    found = sorted(plan.tail_sure)[:limit]
-    if plan.walk is not None:
-        if phrase_is_exact(plan.term):
-            found.extend(plan.walk.nearby(limit - len(found), HOLDER_WALK_THREADS))
-        return found
-    if not plan.term.isascii() or "\n" in plan.term:
-        return found
-    keys = [k for k in (plan.keys or [])[:HOLDER_CHECK_MAX_ROWS] if k not in read]
-    term = plan.term.lower()
-    for at in range(0, len(keys), HOLDER_CHECK_ROWS):
-        if len(found) >= limit:
-            break
-        chunk = keys[at : at + HOLDER_CHECK_ROWS]
-        rows = conn.execute(
-            f"SELECT {key_sql('m')} FROM json_each(?1) j CROSS JOIN messages m "
-            f"ON m.thread_id = (j.value >> {THREAD_SHIFT}) AND m.seq = (j.value & {SEQ_MASK}) "
-            "WHERE (?3 OR length(m.content) + coalesce(length(m.args_text), 0) <= ?4) "
-            "AND (instr(lower(m.content), ?2) > 0 OR instr(lower(m.args_text), ?2) > 0)",
-            (json.dumps(chunk), term, term[:1] * 2 != term[:2], HOLDER_CHECK_MAX_CHARS),
-        )
-        found.extend(int(r[0]) for r in rows)
-    return found[:limit]

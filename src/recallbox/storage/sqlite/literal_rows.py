@@ -15,16 +15,13 @@ at a time, so a common term costs the first chunks only:
   of a term with cased letters reads with the case-insensitive filter, keeps every row, and
   hands out those that hold the term exactly; the case-insensitive pass then reads nothing
   again: it takes the kept rows and skips the keys that failed the filter.
-* :class:`Pending`: how many rows of the current chunk the caller has not taken, so a stream
-  can say whether its next row costs a large read (``CandidateStream.costly``); a chunk stops
-  short of a costly key.
 """
 
 from __future__ import annotations
 
 import json
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import Any
 
@@ -180,27 +177,6 @@ class RowCache:
             self.chars += size
 
 
-class Pending:
-    """Rows of the chunk being handed out that the caller has not taken yet, and whether the
-    next key costs a large read (``costly``: a chunk then stops short of it)."""
-
-    def __init__(self, costly: Callable[[], bool]) -> None:
-        self.rows = 0
-        self.costly = costly
-
-
-def _chunk(ids: Iterator[int], pending: Pending, size: int) -> list[int]:
-    """The next ``size`` ids, or fewer when the next one is costly to reach (the caller
-    decides, between two chunks, whether to read on)."""
-    chunk: list[int] = []
-    while len(chunk) < size and not (chunk and pending.costly()):
-        key = next(ids, None)
-        if key is None:
-            break
-        chunk.append(key)
-    return chunk
-
-
 def _holds(row: SearchableMessage, args: str, term: str) -> bool:
     """``term`` is in the row's content or argument text, exactly (what ``instr`` checks)."""
     return term in row.content or term in args
@@ -227,7 +203,6 @@ def read_by_key(
     query: LiteralQuery,
     where: SearchFilter,
     keys: Iterator[int],
-    pending: Pending,
 ) -> Iterator[SearchableMessage]:
     """The rows of message ``keys`` that may hold the term, in the order of ``keys``, a chunk
     at a time (see the module docs for what the cache saves)."""
@@ -239,7 +214,7 @@ def read_by_key(
     kept = RowCache() if cache is None else cache
     refused = kept.refused.setdefault(folded, set()) if shared else set()
     size = FIRST_CHUNK_IDS
-    while chunk := _chunk(keys, pending, size):
+    while chunk := list(islice(keys, size)):
         size = min(size * 2, FILTER_CHUNK_IDS)
         missing = [k for k in chunk if k not in kept.rows and k not in refused]
         found = _by_key(pool, missing, term, query.case_sensitive and not shared, where)
@@ -253,9 +228,7 @@ def read_by_key(
             if row is None or (query.case_sensitive and shared and not _holds(row, args, term)):
                 continue
             rows.append(row)
-        for at, row in enumerate(rows):
-            pending.rows = len(rows) - at - 1
-            yield row
+        yield from rows
 
 
 def read_by_id(

@@ -81,7 +81,6 @@ class Walk:
         self.found: list[int] = []
         self._source = self._generate()
         self.finished = False
-        self.next_block = 1  # threads the next read covers (more than a few: a sparse stretch)
 
     def each(self) -> Iterator[int]:
         """Every key from the first, reading more only as the caller goes on."""
@@ -92,13 +91,6 @@ class Walk:
                 at += 1
             elif not self._extend():
                 return
-
-    def nearby(self, limit: int, threads: int) -> list[int]:
-        """Up to ``limit`` keys from the first, reading on only while the next read covers at
-        most ``threads`` threads (the phrase is dense where the walk is: counting is cheap)."""
-        while len(self.found) < limit and self.next_block <= threads and self._extend():
-            pass
-        return self.found[:limit]
 
     def _extend(self) -> bool:
         if self.finished:
@@ -126,11 +118,10 @@ class Walk:
                 at += len(threads)
                 keys = self._read(_low(threads[-1]), _high(threads[0]), BLOCK_READ_KEYS + 1)
                 if len(keys) > BLOCK_READ_KEYS:
-                    size = self.next_block = 1
+                    size = 1
                     yield from self._dense(threads)
                     continue
                 size = size * 2 if len(keys) < SPARSE_BLOCK_KEYS else 1
-                self.next_block = size
                 yield from self._groups(threads, keys)
 
     def _groups(self, threads: list[int], keys: list[int]) -> Iterator[list[int]]:
