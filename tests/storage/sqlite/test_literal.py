@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import inspect
-import re
-from array import array
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import recallbox
 from recallbox.storage.base import CandidateStream, LiteralQuery, SearchFilter, Store
@@ -16,16 +12,12 @@ from recallbox.storage.sqlite import literal
 from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
     SQL_FILTER_MAX_CHARS,
-    IdSet,
-    bigram_match,
-    filter_sql,
     has_non_ascii_case,
-    index_source,
     like_pattern,
-    ordered_candidate_ids,
     recent_source,
-    sorted_sql,
+    text_filter,
 )
+from recallbox.storage.sqlite.literal_cjk import cjk_match
 from recallbox.storage.sqlite.literal_plan import MATCH_MAX_TRIGRAMS, trigram_match
 from recallbox.storage.sqlite.store import SQLiteStore
 
@@ -56,10 +48,11 @@ def test_patterns() -> None:
     assert trigram_match("".join(chr(0x4E00 + i) for i in range(200))).count(" AND ") == (
         MATCH_MAX_TRIGRAMS - 1
     )
-    assert (bigram_match("召回"), bigram_match("召"), bigram_match("x召")) == (
+    assert (cjk_match("召回"), cjk_match("召"), cjk_match("x召"), cjk_match("ab")) == (
         '"召回"',
         '"召"*',
         '"召"*',
+        None,
     )
 
 
@@ -69,15 +62,35 @@ def plan(box: recallbox.Box, query: tuple[str, tuple[object, ...]]) -> str:
     return "\n".join(str(r[3]) for r in rows)
 
 
-def test_short_cjk_candidates_come_from_an_index_never_a_table_scan(box: recallbox.Box) -> None:
-    source = index_source("召回")
-    assert source is not None
-    # A MATCH (``:M``) read in row-id order by FTS5 itself: no sorter, no table scan.
-    doclist = plan(box, source)
-    assert re.fullmatch(r"SCAN messages_fts VIRTUAL TABLE INDEX \d+:M\d*", doclist), doclist
-    assert index_source("ab") is None and index_source("abc") is None
-    ordered = plan(box, sorted_sql([1, 2], SearchFilter(channel="ops"), 9))
-    assert "SEARCH m USING INTEGER PRIMARY KEY" in ordered and "SCAN m" not in ordered
+@pytest.mark.parametrize("recheck_max", [0, 1_000])
+def test_short_cjk_candidates_come_from_the_cjk_index_in_search_order(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, recheck_max: int
+) -> None:
+    """Sorted when few, walked in search order when many (``recheck_max`` 0): the same keys,
+    queued rows merged in, whatever the index holds."""
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", recheck_max)
+    first = [box.append("a", "user", f"召回 {i}").id for i in range(4)]
+    box.append("a", "user", "回召 only the reverse")
+    second = [box.append("b", "user", f"另一 召回 {i}").id for i in range(3)]
+    box.compact("b", "s")
+    box.store.indexer.drain()
+    box.store.indexer.stop()
+    queued = box.append("b", "user", "召回 queued, not indexed yet").id
+    expected = [queued, *second, *first]
+    found = candidates(box, "召回", channel=None, case_sensitive=True, limit=50)
+    assert [m.id for m in found] == expected
+    cut = candidates(box, "召回", channel=None, case_sensitive=True, limit=3)
+    assert [m.id for m in cut] == expected[:3] and cut.truncated
+    assert [m.id for m in candidates(box, "召回", channel="a", case_sensitive=True, limit=9)] == first
+
+
+def test_the_cjk_index_holds_only_rows_with_cjk_content(box: recallbox.Box) -> None:
+    box.append("a", "user", "plain text", tool_calls=[{"id": "c", "name": "n", "arguments": {"q": "召回"}}])
+    box.append("a", "user", "召 alone")
+    box.store.indexer.drain()
+    conn = box.store.pool.connection()
+    assert conn.execute("SELECT count(*) FROM messages_cjk_docsize").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM messages_literal_docsize").fetchone()[0] == 2
 
 
 @pytest.mark.parametrize("channel", [None, "ops"])
@@ -91,14 +104,14 @@ def test_the_recent_scan_is_bounded_by_an_index_order(
 def test_the_exact_filter_is_instr_when_case_sensitive_else_like_without_escape(
     box: recallbox.Box,
 ) -> None:
-    sql, values = filter_sql("a_b*", case_sensitive=True, ids=2)
+    sql, values = text_filter("a_b*", case_sensitive=True, first=3)
     assert "instr(m.content, ?3)" in sql and "LIKE" not in sql and values == ["a_b*"]
     for case_sensitive in (True, False):  # long rows: the recheck alone
-        _, values = filter_sql("xxa", case_sensitive=case_sensitive, ids=2)
+        _, values = text_filter("xxa", case_sensitive=case_sensitive, first=3)
         assert values[-1] == SQL_FILTER_MAX_CHARS
-    sql, values = filter_sql("a_b*", case_sensitive=False, ids=2)
+    sql, values = text_filter("a_b*", case_sensitive=False, first=3)
     assert "ESCAPE" not in sql and "instr" not in sql and values == ["%a_b*%"]
-    sql, values = filter_sql("Ärger", case_sensitive=False, ids=2)
+    sql, values = text_filter("Ärger", case_sensitive=False, first=3)
     assert "LIKE" not in sql and values == []
     box.append("t", "user", "x" * 500 + " A_b* " + "x" * 500)
     found = [m.content for m in box.store.literal_candidates(  # type: ignore[attr-defined]
@@ -114,12 +127,12 @@ def test_a_common_term_walks_the_order_instead_of_sorting(
     box.compact("b", "s")
     third = box.append("b", "user", "common word again").id
     expected = [third, *second, *first]
-    sorted_ids = list(
-        ordered_candidate_ids(box.store.pool, "common", where=SearchFilter(), limit=50)
-    )
-    monkeypatch.setattr("recallbox.storage.sqlite.literal.SORT_CANDIDATES_MAX", 2)
-    walked = list(ordered_candidate_ids(box.store.pool, "common", where=SearchFilter(), limit=50))
-    assert walked == sorted_ids
+    box.store.indexer.drain()
+    sorted_ids = [m.id for m in candidates(box, "common", channel=None, case_sensitive=True, limit=50)]
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", 0)
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.WORDS_SORT_MAX", 0)
+    walked = [m.id for m in candidates(box, "common", channel=None, case_sensitive=True, limit=50)]
+    assert walked == sorted_ids == expected
     found = candidates(box, "common", channel=None, case_sensitive=True, limit=4)
     assert [m.id for m in found] == expected[:4]
     assert ids_of(box, "common word again") == [third]
@@ -169,12 +182,14 @@ def test_sqlite_store_implements_the_protocol() -> None:
     assert missing == set()
 
 
-@pytest.mark.parametrize("sort_max", [2, 1_000])
+@pytest.mark.parametrize("recheck_max", [0, 1_000])
 def test_the_stream_says_when_the_limit_cut_candidates(
-    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, sort_max: int
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, recheck_max: int
 ) -> None:
-    monkeypatch.setattr("recallbox.storage.sqlite.literal.SORT_CANDIDATES_MAX", sort_max)
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", recheck_max)
+    monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.WORDS_SORT_MAX", recheck_max)
     ids = [box.append("a", "user", f"omega {i}").id for i in range(5)]
+    box.store.indexer.drain()
     cut = candidates(box, "omega", channel=None, case_sensitive=True, limit=3)
     assert [m.id for m in cut] == ids[:3] and cut.truncated
     whole = candidates(box, "omega", channel=None, case_sensitive=True, limit=5)
@@ -199,19 +214,6 @@ def test_an_exclusion_committed_before_the_stream_is_read_lets_nothing_through(
     stream = candidates(box, "needle", channel=None, case_sensitive=True, limit=1000)
     box.exclude_source("secret.jsonl")
     assert [m.id for m in stream] == []
-
-
-@given(
-    st.lists(st.integers(1, 500), unique=True).map(sorted),
-    st.lists(st.integers(1, 500), unique=True, max_size=40),
-    st.integers(0, 501),
-)
-def test_the_compact_candidate_set_is_a_set(doclist: list[int], recent: list[int], probe: int) -> None:
-    # The doclist ascending (FTS5's order), the recent ids newest first (the scan's order).
-    members = IdSet(array("q", doclist), array("q", sorted(recent, reverse=True)))
-    union = {*doclist, *recent}
-    assert (probe in members) == (probe in union)
-    assert len(members) == len(union) and members.unique() == sorted(union)
 
 
 def test_only_the_newest_snapshots_keep_their_term_plans(box: recallbox.Box) -> None:

@@ -2,13 +2,16 @@
 
 ``release-schema4.db`` was written before #14: opening it applies the literal index by thread
 and text stored once, in resumable batches with progress. ``release-schema12.db`` was written
-by main at schema 12 (the current release): opening it applies the migrations since.
+by main at schema 12, ``release-schema15.db`` at schema 15 (the current release; both by
+``fixtures/make_schema12_db.py``): opening them applies the migrations since.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
@@ -19,6 +22,7 @@ import recallbox
 from recallbox.storage.sqlite import upgrades
 from recallbox.storage.sqlite.literal_index import backlog_size
 from recallbox.storage.sqlite.schema import LATEST_VERSION, MIGRATION_LITERAL_INDEX, MIGRATIONS
+from recallbox.text.cjk import has_cjk
 
 FIXTURE = Path(__file__).parent / "fixtures" / "release-schema4.db"
 TERMS = ("plantmark-alpha", "pg-primary-3", "Connection refused", "召回机制", "召回", "ssh host-7")
@@ -68,6 +72,7 @@ def test_the_release_database_upgrades_in_place(
         MIGRATION_LITERAL_INDEX,
         upgrades.MIGRATION_TEXT_ONCE,
         upgrades.MIGRATION_WORD_INDEX,
+        upgrades.MIGRATION_CJK_INDEX,
     }
     assert all(r.done <= r.total or r.total == 0 for r in reports)  # type: ignore[attr-defined]
 
@@ -143,18 +148,28 @@ def _indexed(conn: apsw.Connection, table: str) -> set[int]:
     return {int(r[0]) for r in conn.execute(f"SELECT rowid FROM {table}_docsize")}
 
 
-def test_a_schema12_database_gets_the_word_index_in_place(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    db = tmp_path / "v12.db"
-    shutil.copyfile(SCHEMA12, db)
+@contextlib.contextmanager
+def _upgraded(
+    tmp_path: Path, fixture: Path, caplog: pytest.LogCaptureFixture
+) -> Iterator[tuple[recallbox.Box, apsw.Connection]]:
+    """A copy of ``fixture`` opened (upgraded) with its indexer stopped; its texts unchanged."""
+    db = tmp_path / fixture.name
+    shutil.copyfile(fixture, db)
     before = _texts(db)
     caplog.set_level(logging.INFO, "recallbox.storage.sqlite.migrations")
     with recallbox.open(db) as box:
         box.store.indexer.stop()
         conn = box.store.pool.connection()
         assert box.store.schema_version() == LATEST_VERSION
-        assert backlog_size(conn) == 3  # the rows queued by the old code stay queued ...
+        assert backlog_size(conn) == 3  # the rows queued by the old code stay queued
+        yield box, conn
+    assert _texts(db) == before
+
+
+def test_a_schema12_database_gets_the_word_index_in_place(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with _upgraded(tmp_path, SCHEMA12, caplog) as (box, conn):
         literal, words = _indexed(conn, "messages_literal"), _indexed(conn, "messages_words")
         assert words == literal and len(words) == 191  # ... every indexed row has its words
         for term in WORD_TERMS:
@@ -165,10 +180,35 @@ def test_a_schema12_database_gets_the_word_index_in_place(
         for term in WORD_TERMS:
             assert_complete(box, term)
         assert box.doctor().healthy
-    assert _texts(db) == before
     reports = [r for r in caplog.records if hasattr(r, "migration")]
-    assert {r.migration for r in reports} == {upgrades.MIGRATION_WORD_INDEX}  # type: ignore[attr-defined]
-    assert reports[-1].done == reports[-1].total == 191  # type: ignore[attr-defined]
+    names = {r.migration for r in reports}  # type: ignore[attr-defined]
+    assert names == {upgrades.MIGRATION_WORD_INDEX, upgrades.MIGRATION_CJK_INDEX}
+    words = [r for r in reports if r.migration == upgrades.MIGRATION_WORD_INDEX]  # type: ignore[attr-defined]
+    assert words[-1].done == words[-1].total == 191  # type: ignore[attr-defined]
+
+
+def _interrupt(
+    monkeypatch: pytest.MonkeyPatch, db: Path, name: str, batched: upgrades.Batched, at: int
+) -> list[tuple[str, int, int]]:
+    """Open ``db`` with migration ``name``'s batch ``at`` interrupted; its saved progress."""
+    batches = {"n": 0}
+
+    def crashing(conn: apsw.Connection, progress: upgrades.Progress) -> bool:
+        batches["n"] += 1
+        if batches["n"] == at:
+            raise KeyboardInterrupt
+        return batched.step(conn, progress)
+
+    monkeypatch.setitem(
+        upgrades.BATCHED, name, upgrades.Batched(batched.total, crashing, batched.finish)
+    )
+    with pytest.raises(KeyboardInterrupt):
+        recallbox.open(db)
+    monkeypatch.setitem(upgrades.BATCHED, name, batched)
+    conn = apsw.Connection(str(db))
+    progress = conn.execute("SELECT name, done, total FROM migration_progress").fetchall()
+    conn.close()
+    return [(str(a), int(b), int(c)) for a, b, c in progress]
 
 
 def test_an_interrupted_word_index_migration_resumes(
@@ -177,28 +217,11 @@ def test_an_interrupted_word_index_migration_resumes(
     db = tmp_path / "v12.db"
     shutil.copyfile(SCHEMA12, db)
     monkeypatch.setattr(upgrades, "MIGRATION_INDEX_ROWS", 20)
-    real = upgrades.WORD_INDEX.step
-    batches = {"n": 0}
-
-    def crashing(conn: apsw.Connection, progress: upgrades.Progress) -> bool:
-        batches["n"] += 1
-        if batches["n"] == 4:
-            raise KeyboardInterrupt
-        return real(conn, progress)
-
-    monkeypatch.setitem(
-        upgrades.BATCHED,
-        upgrades.MIGRATION_WORD_INDEX,
-        upgrades.Batched(upgrades.WORD_INDEX.total, crashing, upgrades.WORD_INDEX.finish),
-    )
-    with pytest.raises(KeyboardInterrupt):
-        recallbox.open(db)
+    progress = _interrupt(monkeypatch, db, upgrades.MIGRATION_WORD_INDEX, upgrades.WORD_INDEX, 4)
     conn = apsw.Connection(str(db))
-    progress = conn.execute("SELECT name, done, total FROM migration_progress").fetchall()
     words = len(_indexed(conn, "messages_words"))
     conn.close()
     assert progress == [(upgrades.MIGRATION_WORD_INDEX, 60, 191)] and words == 60
-    monkeypatch.setitem(upgrades.BATCHED, upgrades.MIGRATION_WORD_INDEX, upgrades.WORD_INDEX)
     with recallbox.open(db) as box:
         box.store.indexer.drain()
         conn = box.store.pool.connection()
@@ -236,3 +259,53 @@ def test_the_current_release_database_upgrades_in_place(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.db"
     recallbox.open(fresh).close()
     assert _index_names(fresh) == _index_names(db)
+
+
+SCHEMA15 = Path(__file__).parent / "fixtures" / "release-schema15.db"
+CJK_TERMS = ("召回", "召", "回", "机制", "制", "回机")
+
+
+def _cjk_rows(conn: apsw.Connection) -> set[int]:
+    """Keys of the indexed (searchable, not queued) rows whose content holds CJK."""
+    rows = conn.execute(
+        "SELECT (m.thread_id << 32) | m.seq, m.content FROM messages m WHERE m.kind = 'message' "
+        "AND m.model_visible = 1 AND m.pending = 0 AND m.superseded_by IS NULL "
+        "AND m.id NOT IN (SELECT id FROM literal_backlog)"
+    ).fetchall()
+    return {int(key) for key, content in rows if has_cjk(str(content or ""))}
+
+
+def test_the_current_release_database_gets_the_cjk_index_in_place(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with _upgraded(tmp_path, SCHEMA15, caplog) as (box, conn):
+        cjk = _indexed(conn, "messages_cjk")
+        assert cjk == _cjk_rows(conn) and len(cjk) == 2  # ... every indexed CJK row is in
+        for term in (*CJK_TERMS, *TERMS):
+            assert_complete(box, term)
+        box.store.indexer.drain()
+        assert _indexed(conn, "messages_cjk") == _cjk_rows(conn) and len(_cjk_rows(conn)) == 3
+        for term in CJK_TERMS:
+            assert_complete(box, term)
+        assert box.doctor().healthy
+    reports = [r for r in caplog.records if hasattr(r, "migration")]
+    assert {r.migration for r in reports} == {upgrades.MIGRATION_CJK_INDEX}  # type: ignore[attr-defined]
+    assert reports[-1].done == reports[-1].total == 200  # type: ignore[attr-defined]
+
+
+def test_an_interrupted_cjk_index_migration_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "v15.db"
+    shutil.copyfile(SCHEMA15, db)
+    monkeypatch.setattr(upgrades, "CJK_ID_RANGE", 50)
+    progress = _interrupt(monkeypatch, db, upgrades.MIGRATION_CJK_INDEX, upgrades.CJK_INDEX, 3)
+    assert progress == [(upgrades.MIGRATION_CJK_INDEX, 100, 200)]
+    with recallbox.open(db) as box:
+        box.store.indexer.stop()
+        conn = box.store.pool.connection()
+        assert _indexed(conn, "messages_cjk") == _cjk_rows(conn)
+        for term in CJK_TERMS:
+            assert_complete(box, term)
+        box.store.indexer.drain()
+        assert box.doctor().healthy

@@ -441,5 +441,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     # No query reads messages by tool_call_id here either (a tool result's link is read with
     # its row); the index only cost every tool result an index insert.
     (15, "drop the index on tool_call_id (no query reads it)", _M015),
+    # SQLite's CJK index walks short CJK terms in search order with bounded memory; here they
+    # are read through the keyword index's tsvector (literal.py): nothing to build.
+    (16, "CJK index of thread search (short CJK terms in search order)", []),
 ]
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

@@ -20,6 +20,7 @@ from typing import Any
 
 import apsw
 
+from recallbox.storage.sqlite.literal_cjk import cjk_text
 from recallbox.storage.sqlite.literal_index import LiteralIndex, index_backlog
 from recallbox.storage.sqlite.literal_words import word_stream
 from recallbox.storage.sqlite.match import quote_phrase
@@ -61,6 +62,8 @@ def _probe_token(conn: apsw.Connection, index: AnyIndex, values: tuple[str, ...]
             if items:
                 return quote_phrase(items[0])
         return None
+    if index.probe == "cjk":  # the content only, as the CJK index holds it
+        values = (cjk_text(values[0]) or "",)
     tokenizer = conn.fts5_tokenizer("unicode61", list(PROBE_TOKENIZER_ARGS))
     text = " ".join(values).encode("utf-8")
     tokens = [

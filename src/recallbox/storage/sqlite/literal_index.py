@@ -35,7 +35,9 @@ from typing import Any
 
 import apsw
 
+from recallbox.storage.sqlite.literal_cjk import CJK_OPTIONS, CJK_TABLE, cjk_text
 from recallbox.storage.sqlite.literal_words import WORDS_TABLE, word_stream
+from recallbox.text.cjk import CJK_RANGES
 
 THREAD_SHIFT = 32
 SEQ_MASK = (1 << THREAD_SHIFT) - 1
@@ -80,6 +82,8 @@ class LiteralIndex:
     companions: tuple[str, ...] = ()
     #: The index whose triggers serve this one (its own name when empty).
     trigger_owner: str = ""
+    #: Which searchable rows it holds, over the alias ``m`` (empty: every one).
+    row_filter: str = ""
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -133,8 +137,11 @@ class LiteralIndex:
         """``SELECT count(*)`` of the rows the index should hold (searchable, not queued)."""
         return (
             f"SELECT count(*) FROM {self.content_table} m WHERE {searchable('m')} "
-            f"AND NOT EXISTS (SELECT 1 FROM {self.backlog} b WHERE b.id = m.id)"
+            f"AND NOT EXISTS (SELECT 1 FROM {self.backlog} b WHERE b.id = m.id){self._held()}"
         )
+
+    def _held(self) -> str:
+        return f" AND {self.row_filter}" if self.row_filter else ""
 
     def sample_sql(self) -> str:
         """``(key, content, args_text)`` of up to ``?`` random rows the index should hold."""
@@ -142,22 +149,36 @@ class LiteralIndex:
             f"SELECT {key_sql('m')}, m.content, m.args_text FROM {self.content_table} m "
             f"WHERE m.id IN (SELECT id FROM {self.content_table} WHERE {searchable('messages')} "
             f"ORDER BY random() LIMIT ?) "
-            f"AND NOT EXISTS (SELECT 1 FROM {self.backlog} b WHERE b.id = m.id)"
+            f"AND NOT EXISTS (SELECT 1 FROM {self.backlog} b WHERE b.id = m.id){self._held()}"
         )
 
 
 MESSAGES_LITERAL_V8 = LiteralIndex()
 """The literal index as migration 8 created it (trigram only)."""
-MESSAGES_LITERAL = replace(MESSAGES_LITERAL_V8, companions=(WORDS_TABLE,))
-"""The literal index since migration 14: its triggers keep the word index too."""
+MESSAGES_LITERAL_V14 = replace(MESSAGES_LITERAL_V8, companions=(WORDS_TABLE,))
+"""The literal index as migration 14 left it: its triggers keep the word index too."""
+MESSAGES_LITERAL = replace(MESSAGES_LITERAL_V8, companions=(WORDS_TABLE, CJK_TABLE))
+"""The literal index since migration 16: its triggers keep the word and CJK indexes too."""
 MESSAGES_WORDS = LiteralIndex(
     name=WORDS_TABLE,
     options="tokenize='ascii', detail='full'",
     probe="words",
-    companions=(LITERAL_TABLE,),
+    companions=(LITERAL_TABLE, CJK_TABLE),
     trigger_owner=LITERAL_TABLE,
 )
 """The word index (``literal_words.py``): the same rows, keys, backlog and triggers."""
+#: A content with a CJK character (``text/cjk.py``'s ranges, as a GLOB class).
+CJK_GLOB = f"*[{CJK_RANGES}]*"
+MESSAGES_CJK = LiteralIndex(
+    name=CJK_TABLE,
+    columns=("content",),
+    options=CJK_OPTIONS,
+    probe="cjk",
+    companions=(LITERAL_TABLE, WORDS_TABLE),
+    trigger_owner=LITERAL_TABLE,
+    row_filter=f"m.content GLOB '{CJK_GLOB}'",
+)
+"""The CJK index (``literal_cjk.py``): the rows with CJK content, same keys and backlog."""
 
 #: Queued text indexed per transaction, in bytes (content and argument text): indexing costs
 #: 0.1–0.2 µs of CPU per byte, so a batch holds the write lock for about 0.1 s at most whatever
@@ -179,6 +200,7 @@ _ROWS_SQL = (
     f"CROSS JOIN messages m ON m.id = j.value WHERE {searchable('m')}"
 )
 _INSERT_WORDS_SQL = f"INSERT INTO {WORDS_TABLE} (rowid, content, args_text) VALUES (?, ?, ?)"
+_INSERT_CJK_SQL = f"INSERT INTO {CJK_TABLE} (rowid, content) VALUES (?, ?)"
 _UNQUEUE_SQL = f"DELETE FROM {BACKLOG_TABLE} WHERE id IN (SELECT value FROM json_each(?))"
 
 
@@ -188,6 +210,12 @@ def word_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[int, str, str | None]
         (int(key), word_stream(content or ""), word_stream(args) if args else None)
         for key, content, args in rows
     ]
+
+
+def cjk_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[int, str]]:
+    """``(key, text)`` of the rows the CJK index holds, of ``(key, content, …)`` rows."""
+    found = ((int(row[0]), cjk_text(row[1])) for row in rows)
+    return [(key, text) for key, text in found if text is not None]
 
 
 def index_backlog(
@@ -202,7 +230,7 @@ def index_backlog(
     least one). Returns how many queued ids were taken (0: the backlog is empty).
 
     A queued row that is no longer searchable is just unqueued. ``words=False`` writes the
-    trigram index only (migration 8, before the word index exists).
+    trigram index only (migration 8, before the word and CJK indexes exist).
     """
     ids: list[int] = []
     taken = 0
@@ -221,7 +249,9 @@ def index_backlog(
     bound = json.dumps(ids)
     conn.execute(_INSERT_SQL, (bound,))
     if words:
-        conn.executemany(_INSERT_WORDS_SQL, word_rows(conn.execute(_ROWS_SQL, (bound,)).fetchall()))
+        rows = conn.execute(_ROWS_SQL, (bound,)).fetchall()
+        conn.executemany(_INSERT_WORDS_SQL, word_rows(rows))
+        conn.executemany(_INSERT_CJK_SQL, cjk_rows(rows))
     conn.execute(_UNQUEUE_SQL, (bound,))
     return len(ids)
 

@@ -37,6 +37,7 @@ import apsw
 from recallbox.storage.queries import SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
+from recallbox.storage.sqlite.literal_cjk import CJK_TABLE, cjk_match
 from recallbox.storage.sqlite.literal_index import (
     BACKLOG_TABLE,
     LITERAL_TABLE,
@@ -274,20 +275,49 @@ def plan_term(
         if keys is None:
             probe = index_keys(conn, trigram_match(term), scope, RECHECK_MAX + 1)
             keys = probe if len(probe) <= RECHECK_MAX else None
+    return _ordered_plan(pool, conn, term, scope, keys, tail, LITERAL_TABLE, phrase_match(term))
+
+
+def plan_short(
+    pool: ConnectionPool,
+    conn: apsw.Connection,
+    term: str,
+    where: SearchFilter,
+    scope: Scope,
+    recent: Sequence[int] = (),
+) -> Plan:
+    """A term under 3 characters: a CJK one through the CJK index (``literal_cjk.py``: at most
+    :data:`RECHECK_MAX` keys sorted, else a walk in search order) with the queued rows; and
+    the ``recent`` keys (the bounded scan of the newest messages), merged into the order."""
+    match = cjk_match(term)
+    if match is None or not scope.threads:
+        return _ordered_plan(pool, conn, term, scope, [], [*recent], CJK_TABLE, "")
+    probe = index_keys(conn, match, scope, RECHECK_MAX + 1, table=CJK_TABLE)
+    keys = probe if len(probe) <= RECHECK_MAX else None
+    tail = [*backlog_keys(conn, term, where, scope), *recent]
+    return _ordered_plan(pool, conn, term, scope, keys, tail, CJK_TABLE, match)
+
+
+def _ordered_plan(
+    pool: ConnectionPool,
+    conn: apsw.Connection,
+    term: str,
+    scope: Scope,
+    keys: list[int] | None,
+    tail: list[int],
+    table: str,
+    match: str,
+) -> Plan:
+    """The plan of ``keys`` (``None``: walk ``match`` in ``table`` instead) and the ``tail``
+    keys, each in search order and inside the scope (a key may be in both)."""
     listed = [k for k in [*(keys or []), *tail] if scope.allows(k)]
     scope.load_generations(conn, sorted({k >> THREAD_SHIFT for k in listed}))
-    tail = sorted((k for k in tail if scope.allows(k)), key=scope.sort_key)
+    tail = sorted({k for k in tail if scope.allows(k)}, key=scope.sort_key)
     walk = None
     if keys is not None:
         keys = sorted((k for k in keys if scope.allows(k)), key=scope.sort_key)
     else:
-        walk = Walk(
-            pool,
-            LITERAL_TABLE,
-            phrase_match(term),
-            scope.threads,
-            lambda thread: scope.firsts(pool, thread),
-        )
+        walk = Walk(pool, table, match, scope.threads, lambda thread: scope.firsts(pool, thread))
     return Plan(term, scope, keys, tail, walk)
 
 

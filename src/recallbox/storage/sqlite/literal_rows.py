@@ -20,7 +20,6 @@ at a time, so a common term costs the first chunks only:
 from __future__ import annotations
 
 import json
-from array import array
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import Any
@@ -73,21 +72,6 @@ def fetch(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> list[Any]:
             return []
 
 
-def fetch_ids(pool: ConnectionPool, sql: str, params: Sequence[Any]) -> array[int]:
-    """The first column of a read as 8-byte integers, straight from the cursor: a long doclist
-    (a common short CJK term: ~100 000 ids at 1M messages) costs 8 bytes an id, not a tuple,
-    an int and a set entry (~90 bytes); none when FTS5 refuses the expression, as ``fetch``."""
-    ids: array[int] = array("q")
-    with pool.reading() as conn:
-        try:
-            ids.extend(int(r[0]) for r in conn.execute(sql, params))
-        except apsw.SQLError as exc:
-            if "fts5" not in str(exc):  # as in ``fetch``: a tokenizer corner, no candidates
-                raise
-            return array("q")
-    return ids
-
-
 def _row(row: Sequence[Any]) -> SearchableMessage:
     return SearchableMessage(
         id=row[1],
@@ -124,22 +108,6 @@ def text_filter(term: str, *, case_sensitive: bool, first: int) -> tuple[str, li
         return f" AND ({condition})", [value]
     long_row = f"length(m.content) + coalesce(length(m.args_text), 0) > ?{first + 1}"
     return f" AND ({long_row} OR {condition})", [value, SQL_FILTER_MAX_CHARS]
-
-
-def filter_sql(
-    term: str, *, case_sensitive: bool, ids: int, where: SearchFilter | None = None
-) -> tuple[str, list[Any]]:
-    """The visible rows of ``ids`` candidates (bound first, as ``?1…``) that may hold ``term``.
-
-    Returns the SQL and the values to bind after the ids. Filter and fetch are one query, so
-    the content of a candidate is read once; the whole visibility rule is applied again here
-    (the rows are read lazily, after the candidates: a quarantine may have committed since).
-    """
-    marks = ", ".join(f"?{i}" for i in range(1, ids + 1))
-    sql = f"SELECT {ROW_COLUMNS} FROM {SEARCH_FROM} WHERE m.id IN ({marks}) AND {MESSAGE_SEARCHABLE_SQL}"
-    text, values = text_filter(term, case_sensitive=case_sensitive, first=ids + 1)
-    narrow = MESSAGES.narrow(where or SearchFilter(), first=ids + len(values) + 1)
-    return sql + text + narrow.sql, [*values, *narrow.params]
 
 
 class RowCache:
@@ -229,15 +197,3 @@ def read_by_key(
                 continue
             rows.append(row)
         yield from rows
-
-
-def read_by_id(
-    pool: ConnectionPool, query: LiteralQuery, where: SearchFilter, ids: Iterator[int]
-) -> Iterator[SearchableMessage]:
-    """The rows of message row ``ids`` (a short term) that may hold the term, in order."""
-    while chunk := list(islice(ids, FILTER_CHUNK_IDS)):
-        sql, rest = filter_sql(
-            query.term, case_sensitive=query.case_sensitive, ids=len(chunk), where=where
-        )
-        found = {r[0]: _row(r) for r in fetch(pool, sql, (*chunk, *rest))}
-        yield from (found[key] for key in chunk if key in found)

@@ -17,8 +17,10 @@ from dataclasses import replace
 
 from recallbox.storage.sqlite.fts_index import FtsIndex
 from recallbox.storage.sqlite.literal_index import (
+    MESSAGES_CJK,
     MESSAGES_LITERAL,
     MESSAGES_LITERAL_V8,
+    MESSAGES_LITERAL_V14,
     MESSAGES_WORDS,
 )
 from recallbox.storage.sqlite.schema_code import CODE_SYMBOLS_FTS, M007_CODE
@@ -471,12 +473,11 @@ MIGRATIONS.append((13, "generation index with created_at, content_hash; vector c
 # (the queued ones get both from the indexer).
 _M014_WORDS = [
     MESSAGES_WORDS.create_sql(),
-    *(f"DROP TRIGGER IF EXISTS {name}" for name in MESSAGES_LITERAL.trigger_names()),
-    *MESSAGES_LITERAL.trigger_sql(),
+    *(f"DROP TRIGGER IF EXISTS {name}" for name in MESSAGES_LITERAL_V14.trigger_names()),
+    *MESSAGES_LITERAL_V14.trigger_sql(),
 ]
 MIGRATION_WORD_INDEX = "word index of thread search (word and boundary positions)"
 MIGRATIONS.append((14, MIGRATION_WORD_INDEX, _M014_WORDS))
-LITERAL_INDEXES = {MESSAGES_LITERAL.name: MESSAGES_LITERAL, MESSAGES_WORDS.name: MESSAGES_WORDS}
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
 # Migration 15 (#14, size): no query reads messages by ``tool_call_id`` (a tool result's link is
 # read with its row), yet the index cost every tool result a random-key insert and ~5 bytes.
@@ -484,4 +485,16 @@ MIGRATION_NO_TOOL_CALL_INDEX = "drop the index on tool_call_id (no query reads i
 MIGRATIONS.append(
     (15, MIGRATION_NO_TOOL_CALL_INDEX, ["DROP INDEX IF EXISTS messages_by_tool_call"])
 )
+LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)
+# Migration 16 (#14, search memory independent of the history): the CJK index
+# (``literal_cjk.py``) beside the other literal indexes, for terms under 3 characters; the
+# batched part (``upgrades.py``) fills it from the rows the trigram index holds.
+_M016_CJK = [
+    MESSAGES_CJK.create_sql(),
+    *(f"DROP TRIGGER IF EXISTS {name}" for name in MESSAGES_LITERAL.trigger_names()),
+    *MESSAGES_LITERAL.trigger_sql(),
+]
+MIGRATION_CJK_INDEX = "CJK index of thread search (short CJK terms in search order)"
+MIGRATIONS.append((16, MIGRATION_CJK_INDEX, _M016_CJK))
+LITERAL_INDEXES = {i.name: i for i in (MESSAGES_LITERAL, MESSAGES_WORDS, MESSAGES_CJK)}
 LATEST_VERSION = max(version for version, _, _ in MIGRATIONS)

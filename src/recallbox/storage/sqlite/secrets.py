@@ -6,8 +6,8 @@ Physical erasure takes three things SQLite does not do by default:
   or an overwrite frees are zeroed instead of only unlinked;
 * FTS5 ``optimize`` on every full-text index: an external-content index deletes by appending
   a tombstone, and the old term stays in its segment until the segments are merged (the
-  thread-search word index too: it keeps whole words; the trigram index keeps only
-  three-character pieces);
+  thread-search word index too: it keeps whole words, and the CJK index, whose bigrams can
+  be whole words; the trigram index keeps only three-character pieces);
 * ``VACUUM``: a copy written before (a row updated, a page freed or split by an ordinary
   connection) may survive in a free page or a free cell; rewriting the file leaves none;
 * ``wal_checkpoint(TRUNCATE)`` once the other connections are idle: until then the old pages
@@ -38,6 +38,7 @@ from recallbox.storage.sqlite.connection import (
 )
 from recallbox.storage.sqlite.corpora import CORPORA
 from recallbox.storage.sqlite.erase_targets import code_file_clause, source_clause, target_messages
+from recallbox.storage.sqlite.literal_cjk import CJK_TABLE
 from recallbox.storage.sqlite.literal_words import WORDS_TABLE
 from recallbox.storage.sqlite.redact import redact
 from recallbox.storage.sqlite.rows import json_list
@@ -250,7 +251,7 @@ def drop_stale_vectors(conn: apsw.Connection) -> int:
 
 def optimize_indexes(conn: apsw.Connection) -> int:
     """Merge every full-text index into one segment (drops deleted terms); returns the count."""
-    names = [*FTS_INDEXES, WORDS_TABLE]
+    names = [*FTS_INDEXES, WORDS_TABLE, CJK_TABLE]
     for name in names:
         conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")
     return len(names)

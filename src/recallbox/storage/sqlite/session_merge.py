@@ -41,6 +41,7 @@ import apsw
 from recallbox.storage.queries import CORPUS_MESSAGE, CORPUS_TRANSCRIPT_CHUNK
 from recallbox.storage.sqlite import vectors
 from recallbox.storage.sqlite.connection import ConnectionPool
+from recallbox.storage.sqlite.literal_cjk import CJK_TABLE
 from recallbox.storage.sqlite.literal_index import BACKLOG_TABLE, LITERAL_TABLE, key_sql, searchable
 from recallbox.storage.sqlite.literal_words import WORDS_TABLE
 from recallbox.text.normalize import normalize_text
@@ -59,7 +60,7 @@ _UNINDEX_THREAD_SQL = (
     f"WHERE m.thread_id = ? AND {searchable('m')} "
     f"AND NOT EXISTS (SELECT 1 FROM {BACKLOG_TABLE} b WHERE b.id = m.id))"
 )
-_LITERAL_TABLES = (LITERAL_TABLE, WORDS_TABLE)
+_LITERAL_TABLES = (LITERAL_TABLE, WORDS_TABLE, CJK_TABLE)
 #: ... and are queued, to be indexed under their new keys (the indexer reads their values then).
 _QUEUE_THREAD_SQL = (
     f"INSERT OR IGNORE INTO {BACKLOG_TABLE} (id) SELECT m.id FROM messages m "

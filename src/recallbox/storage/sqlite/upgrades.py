@@ -16,9 +16,12 @@ from dataclasses import dataclass
 
 import apsw
 
+from recallbox.storage.sqlite.literal_cjk import CJK_TABLE
 from recallbox.storage.sqlite.literal_index import (
     BACKLOG_TABLE,
+    CJK_GLOB,
     backlog_size,
+    cjk_rows,
     index_backlog,
     key_sql,
     searchable,
@@ -26,6 +29,7 @@ from recallbox.storage.sqlite.literal_index import (
 )
 from recallbox.storage.sqlite.literal_words import WORDS_TABLE
 from recallbox.storage.sqlite.schema import (
+    MIGRATION_CJK_INDEX,
     MIGRATION_LITERAL_INDEX,
     MIGRATION_TEXT_ONCE,
     MIGRATION_WORD_INDEX,
@@ -170,8 +174,39 @@ WORD_INDEX = Batched(
     finish=lambda conn: None,
 )
 
+
+# -- the CJK index --------------------------------------------------------------------------------
+#: Message ids the CJK index migration reads per transaction (a few hold CJK; every content is
+#: read once, in id order).
+CJK_ID_RANGE = 20_000
+
+
+def _cjk_step(conn: apsw.Connection, progress: Progress) -> bool:
+    """Write the CJK tokens of the next id range's messages the trigram index holds."""
+    top = _count(conn, "SELECT max(id) FROM messages")
+    if progress.cursor >= top:
+        return True
+    high = progress.cursor + CJK_ID_RANGE
+    rows = conn.execute(
+        f"SELECT {key_sql('m')}, m.content {_INDEXED_ROWS} AND m.id > ? AND m.id <= ? "
+        "AND m.content GLOB ?",
+        (progress.cursor, high, CJK_GLOB),
+    ).fetchall()
+    conn.executemany(f"INSERT INTO {CJK_TABLE} (rowid, content) VALUES (?, ?)", cjk_rows(rows))
+    progress.done += min(high, top) - progress.cursor
+    progress.cursor = high
+    return False
+
+
+CJK_INDEX = Batched(
+    total=lambda conn: _count(conn, "SELECT max(id) FROM messages"),
+    step=_cjk_step,
+    finish=lambda conn: None,
+)
+
 BATCHED: dict[str, Batched] = {
     MIGRATION_LITERAL_INDEX: LITERAL_INDEX,
     MIGRATION_TEXT_ONCE: TEXT_ONCE,
     MIGRATION_WORD_INDEX: WORD_INDEX,
+    MIGRATION_CJK_INDEX: CJK_INDEX,
 }
