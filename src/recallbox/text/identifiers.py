@@ -68,8 +68,13 @@ def segment_code_text(text: str) -> str:
 
 
 def _is_boundary(previous: str, letter: str, char: str, following: str) -> bool:
-    """Whether an upper-case ``char`` starts a word (``letter``: the last letter before it)."""
-    if not char.isupper():
+    """Whether an upper-case ``char`` starts a word (``letter``: the last letter before it).
+
+    Only a capital that case folding changes can start one: a capital without a lower-case
+    form (``𝛢``, MATHEMATICAL ITALIC CAPITAL ALPHA) stays a capital in the folded words, so
+    splitting before it would split the segmented text again (``a𝛢`` → ``a 𝛢``).
+    """
+    if not char.isupper() or char.casefold() == char:
         return False
     if previous.islower():
         return True

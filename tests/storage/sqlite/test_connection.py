@@ -9,6 +9,7 @@ import apsw
 import pytest
 
 import recallbox
+from recallbox.storage.sqlite.connection import WAL_AUTOCHECKPOINT_PAGES
 from recallbox.storage.sqlite.store import SQLiteStore
 
 
@@ -179,3 +180,20 @@ def test_write_nowait_refuses_inside_a_memory_snapshot() -> None:
         assert store.pool.write_nowait(lambda conn: None) is True
     finally:
         store.close()
+
+
+def test_the_wal_is_checkpointed_every_wal_autocheckpoint_pages_not_every_4_mib(
+    tmp_path: Path,
+) -> None:
+    """A commit checkpoints the WAL only past ``WAL_AUTOCHECKPOINT_PAGES`` (the default, 1 000
+    pages, kept the WAL under ~4 MiB and copied FTS5's rewritten pages again every 4 MiB)."""
+    db = tmp_path / "wal.db"
+    with recallbox.open(db) as box:
+        box.store.indexer.stop()
+        conn = box.store.pool.connection()
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_AUTOCHECKPOINT_PAGES
+        text = "deploy step output " * 2_000  # ~38 KB a message
+        for batch in range(8):
+            box.append_many("t", [{"role": "tool", "content": f"{batch} {i} {text}"} for i in range(40)])
+        wal = Path(f"{db}-wal").stat().st_size
+        assert 8 * 2**20 < wal < WAL_AUTOCHECKPOINT_PAGES * 4096 * 1.1
