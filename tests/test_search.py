@@ -138,6 +138,17 @@ def test_identifier_ranks_above_its_spaced_words(box: recallbox.Box) -> None:
     assert [h.id for h in hits] == [literal.id, spaced.id]
 
 
+def test_an_identifier_far_past_the_head_of_a_long_message_still_counts(
+    box: recallbox.Box,
+) -> None:
+    """Candidates are held as heads; the literal is looked for in the whole text (read a chunk
+    of candidates at a time), so one 20 000 characters in still ranks its message first."""
+    far = box.append("ops", "tool", "search memory log " + "x " * 10_000 + "search_memory done")
+    spaced = box.append("ops", "user", "search memory search memory: we search memory daily")
+    hits = box.search("search_memory", allow_embed=False)
+    assert [h.id for h in hits] == [far.id, spaced.id]
+
+
 def test_excluded_messages_and_threads_are_never_returned(box: recallbox.Box) -> None:
     text = "the zebra deployment notes"
     visible = box.append("ops", "user", text + " (visible)")

@@ -73,12 +73,14 @@ def fuse_legs(
     pool: int,
     limit: int | None,
     threshold: float,
+    misses_of: Callable[[str], int] | None = None,
 ) -> tuple[list[Fused], Mapping[str, R]]:
     """Run the vector leg next to the ``keyword`` scores and fuse both; returns the fused
     candidates (best first, at most ``limit``; ``None``: all) and the rows they were read from.
 
     ``keyword`` is ``{id: s}`` of the keyword leg, ``None`` when it did not run. Ids without a
-    row (``rows_of``) are dropped.
+    row (``rows_of``) are dropped. ``misses_of(id)``: how many ``literals`` a candidate lacks,
+    where its row holds only the head of its text (default: counted in ``text_of(row)``).
     """
     keyword_scores: Mapping[str, float] = keyword or {}
     similarity: dict[str, float] = {}
@@ -96,7 +98,11 @@ def fuse_legs(
             keyword=keyword_scores.get(rid, 0.0) if keyword is not None else None,
             vector=similarity.get(rid),
             content_hash=rows[rid].content_hash,
-            literal_misses=literal_misses(text_of(rows[rid]), literals),
+            literal_misses=(
+                misses_of(rid)
+                if misses_of is not None
+                else literal_misses(text_of(rows[rid]), literals)
+            ),
         )
         for rid in ids
         if rid in rows
