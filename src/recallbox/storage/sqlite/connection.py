@@ -28,12 +28,9 @@ from recallbox.errors import StoreUnavailable, TimedOut
 from recallbox.storage.deadline import Deadline
 
 BUSY_TIMEOUT_MS = 30_000
-#: WAL pages written before a commit checkpoints them into the database (SQLite's default is
-#: 1 000, 4 MiB). A checkpoint copies and syncs every page the WAL holds; FTS5 rewrites the
-#: same index pages commit after commit, so a longer interval copies each of them once where
-#: the default copied it again every 4 MiB. At a million messages ``append_many`` ran at 4 262
-#: messages/s wall (CPU: 5 138/s) with the default and 5 153 (5 307) with 16 000: six
-#: interleaved turns of 5 000 each, medians (``benchmarks/ingest_checkpoint.py``).
+#: WAL pages before a commit checkpoints them (SQLite's default: 1 000, 4 MiB). FTS5 rewrites
+#: the same index pages at every commit; the default copied and synced them again every 4 MiB.
+#: ``append_many`` at 1M messages: 4 262 -> 5 153 messages/s wall (``ingest_checkpoint.py``).
 WAL_AUTOCHECKPOINT_PAGES = 16_000
 BUSY_POLL_S = 0.002
 """A connection waiting for a lock tries again this often, for up to :data:`BUSY_TIMEOUT_MS`.
