@@ -9,7 +9,7 @@ import apsw
 import pytest
 
 import recallbox
-from recallbox.storage.sqlite.connection import WAL_AUTOCHECKPOINT_PAGES
+from recallbox.storage.sqlite.connection import WAL_AUTOCHECKPOINT_PAGES, WAL_KEPT_BYTES
 from recallbox.storage.sqlite.store import SQLiteStore
 
 
@@ -197,3 +197,6 @@ def test_the_wal_is_checkpointed_every_wal_autocheckpoint_pages_not_every_4_mib(
             box.append_many("t", [{"role": "tool", "content": f"{batch} {i} {text}"} for i in range(40)])
         wal = Path(f"{db}-wal").stat().st_size
         assert 8 * 2**20 < wal < WAL_AUTOCHECKPOINT_PAGES * 4096 * 1.1
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        box.append("t", "user", "after the checkpoint: the WAL restarts and is cut back")
+        assert Path(f"{db}-wal").stat().st_size <= WAL_KEPT_BYTES

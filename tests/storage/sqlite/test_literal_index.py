@@ -341,6 +341,27 @@ def test_short_cjk_terms_same_answer_as_the_naive_scan(
     _replay(tmp_path, actions, mode, SHORT_CJK_TERMS)
 
 
+def test_a_short_cjk_answer_does_not_depend_on_how_far_the_indexer_got(
+    quiet_box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A queued row is a candidate only where the CJK index will hold it once indexed: in its
+    content, as a bigram (or a bigram's first character); the newest-messages scan, which
+    finds the rest, is made too short to reach them here."""
+    box = quiet_box
+    monkeypatch.setattr("recallbox.domains.threads.SHORT_QUERY_SCAN_MESSAGES", 1)
+    box.append("old", "user", "the answer is 文中")  # 中 ends a run: no token starts with it
+    call = {"id": "c", "name": "bash", "arguments": {"cmd": "echo 召回"}}
+    box.append("old", "assistant", "", tool_calls=[call])  # CJK in the arguments only
+    found = box.append("old", "user", "召回 in the content").id
+    box.append("new", "user", "a newer message")
+    queued = {term: search_literal(box.store, term, None) for term in ("中", "召回", "召")}
+    box.store.indexer.drain()
+    for term, answer in queued.items():
+        assert search_literal(box.store, term, None) == answer, term
+    assert ids_in(queued["召回"]) == ids_in(queued["召"]) == [found]
+    assert ids_in(queued["中"]) == []
+
+
 def test_an_update_of_an_indexed_message_moves_it_back_to_the_backlog(
     quiet_box: recallbox.Box,
 ) -> None:

@@ -31,7 +31,8 @@ BUSY_TIMEOUT_MS = 30_000
 #: WAL pages before a commit checkpoints them (SQLite's default: 1 000, 4 MiB). FTS5 rewrites
 #: the same index pages at every commit; the default copied and synced them again every 4 MiB.
 #: ``append_many`` at 1M messages: 4 262 -> 5 153 messages/s wall (``ingest_checkpoint.py``).
-WAL_AUTOCHECKPOINT_PAGES = 16_000
+#: A reset WAL is cut back to ``WAL_KEPT_BYTES`` (else the file keeps its largest size).
+WAL_AUTOCHECKPOINT_PAGES, WAL_KEPT_BYTES = 16_000, 4 << 20
 BUSY_POLL_S = 0.002
 """A connection waiting for a lock tries again this often, for up to :data:`BUSY_TIMEOUT_MS`.
 SQLite's own busy timeout backs off to 100 ms between tries, so it starves behind a writer that
@@ -212,6 +213,7 @@ class ConnectionPool:
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute("PRAGMA synchronous = NORMAL")
                     conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+                    conn.execute(f"PRAGMA journal_size_limit = {WAL_KEPT_BYTES}")
             except apsw.Error:
                 conn.close()
                 raise

@@ -88,8 +88,9 @@ def _plan(pool: ConnectionPool, term: str, where: SearchFilter, recent: int = 0)
     (a term under 3 characters: the CJK index and the newest ``recent`` messages)."""
     serial = pool.snapshot_id()
     cache_key = (serial or 0, term, where, recent)
-    if serial is not None and cache_key in _plans:
-        return _plans[cache_key]
+    kept = _plans.get(cache_key) if serial is not None else None
+    if kept is not None:  # one lookup: another thread may drop the key meanwhile
+        return kept
     with pool.snapshot() as conn:
         scope = load_scope(conn, where)
         if len(term) >= TRIGRAM_CHARS:

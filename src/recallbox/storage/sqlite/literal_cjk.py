@@ -22,6 +22,10 @@ arguments. A bigram can be a whole word: erasure optimizes this index like the r
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import apsw
+
 from recallbox.storage.sqlite.match import quote_phrase
 from recallbox.text.cjk import bigrams, cjk_runs, is_cjk_char, segment
 
@@ -48,3 +52,34 @@ def cjk_match(term: str) -> str | None:
     if len(cjk) >= 2:
         return quote_phrase(segment(cjk))
     return quote_phrase(cjk) + "*"
+
+
+def cjk_matcher(conn: apsw.Connection, term: str) -> Callable[[str | None], bool] | None:
+    """Whether a content would match :func:`cjk_match` of ``term`` in the CJK index (for the
+    rows still queued for it, so an answer never depends on how far the indexer got): its
+    tokens through the index's tokenizer hold the term's bigram, or a token starting with its
+    one character. None: the term has no CJK character."""
+    if cjk_match(term) is None:
+        return None
+    name, *args = CJK_TOKENIZER.split()
+    tokenizer = conn.fts5_tokenizer(name, args)
+
+    def tokens(text: str) -> list[str]:
+        found = tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                          include_offsets=False, include_colocated=False)  # fmt: skip
+        return [str(token) for token in found]
+
+    cjk = "".join(c for c in term if is_cjk_char(c))
+    wanted = tokens(segment(cjk))
+    if not wanted:
+        return lambda content: False
+    prefix = len(cjk) < 2
+
+    def holds(content: str | None) -> bool:
+        text = cjk_text(content)
+        if text is None:
+            return False
+        found = tokens(text)
+        return any(t.startswith(wanted[0]) for t in found) if prefix else wanted[0] in found
+
+    return holds

@@ -37,7 +37,7 @@ import apsw
 from recallbox.storage.queries import SearchFilter
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
-from recallbox.storage.sqlite.literal_cjk import CJK_TABLE, cjk_match
+from recallbox.storage.sqlite.literal_cjk import CJK_TABLE, cjk_match, cjk_matcher
 from recallbox.storage.sqlite.literal_index import (
     BACKLOG_TABLE,
     LITERAL_TABLE,
@@ -225,6 +225,24 @@ def backlog_keys(
     return [int(r[0]) for r in rows]
 
 
+def cjk_backlog_keys(
+    conn: apsw.Connection, term: str, where: SearchFilter, scope: Scope
+) -> list[int]:
+    """Keys of the visible rows still queued for the index whose content the CJK index will
+    match for ``term`` once indexed (:func:`~recallbox.storage.sqlite.literal_cjk.cjk_matcher`):
+    a short CJK term's answer is the same before and after the indexer reaches a row."""
+    holds = cjk_matcher(conn, term)
+    if holds is None or not scope.threads:
+        return []
+    clause = MESSAGES.narrow(where)
+    sql = (
+        f"SELECT {key_sql('m')}, m.content FROM {BACKLOG_TABLE} b "
+        "CROSS JOIN messages m ON m.id = b.id JOIN threads t ON t.id = m.thread_id "
+        f"WHERE {MESSAGE_SEARCHABLE_SQL}{clause.sql}"
+    )
+    return [int(key) for key, content in conn.execute(sql, clause.params) if holds(content)]
+
+
 @dataclass
 class Plan:
     """The candidates of one term in one scope: a sorted list (``keys``), or a walk of the
@@ -294,7 +312,7 @@ def plan_short(
         return _ordered_plan(pool, conn, term, scope, [], [*recent], CJK_TABLE, "")
     probe = index_keys(conn, match, scope, RECHECK_MAX + 1, table=CJK_TABLE)
     keys = probe if len(probe) <= RECHECK_MAX else None
-    tail = [*backlog_keys(conn, term, where, scope), *recent]
+    tail = [*cjk_backlog_keys(conn, term, where, scope), *recent]
     return _ordered_plan(pool, conn, term, scope, keys, tail, CJK_TABLE, match)
 
 
