@@ -17,6 +17,7 @@ from recallbox.storage.postgres.corpora import MESSAGES
 from recallbox.storage.postgres.rows import utc
 from recallbox.storage.postgres.visibility import MESSAGE_VISIBLE_SQL, THREAD_ALLOWED_SQL
 from recallbox.storage.queries import SearchFilter
+from recallbox.storage.row_maps import adjacent_rows_of, episode_breaks_of, search_rows_by_id
 from recallbox.storage.values import EpisodeBreaks, GenerationSpan, SearchRow
 
 #: Microseconds in a second.
@@ -65,26 +66,7 @@ class EpisodeMixin:
                 _SPAN_ROWS_SQL.replace("{gate}", THREAD_ALLOWED_SQL + narrow.sql),
                 (*keys, *narrow.params),
             ).fetchall()
-        found: dict[str, list[Any]] = {}
-        entry: list[Any] = []
-        span_key: object = None
-        previous = 0
-        for key, generation, seq, micros in rows:
-            seq, micros = int(seq), int(micros)
-            if key != span_key:  # a span's first message starts one: the edge of the scan
-                span_key = key
-                entry = found.setdefault(generation, [seq, seq, []])
-                entry[0] = min(entry[0], seq)
-                entry[2].append(seq)
-            elif abs(micros - previous) > gap:
-                entry[2].append(seq)
-            if seq > entry[1]:
-                entry[1] = seq
-            previous = micros
-        return {
-            generation: EpisodeBreaks(first, last, tuple(sorted(set(starts))))
-            for generation, (first, last, starts) in found.items()
-        }
+        return episode_breaks_of(rows, gap)
 
     def newest_created_at(self, *, where: SearchFilter) -> datetime | None:
         narrow = MESSAGES.narrow(where)
@@ -111,19 +93,7 @@ class EpisodeMixin:
             rows: list[Any] = conn.execute(
                 sql, (max(0, int(lead)), *MESSAGES.keys(ids), *narrow.params)
             ).fetchall()
-        return {
-            str(r[0]): SearchRow(
-                id=str(r[0]),
-                channel=str(r[1]),
-                role=str(r[2]),
-                content=str(r[3]),
-                content_hash=str(r[4]),
-                created_at=utc(r[5]),
-                generation=str(r[6]),
-                seq=int(r[7]),
-            )
-            for r in rows
-        }
+        return search_rows_by_id(rows, utc)
 
     def adjacent_rows(
         self, ids: Sequence[str], radius: int, *, where: SearchFilter
@@ -133,25 +103,8 @@ class EpisodeMixin:
         narrow = MESSAGES.narrow(where)
         sql = _ADJACENT_SQL.replace("{narrow}", narrow.sql)
         span = max(0, int(radius))
-        out: dict[str, list[SearchRow]] = {}
         with self.pool.reading() as conn:
             rows: list[Any] = conn.execute(
                 sql, (*MESSAGES.keys(ids), span, span, *narrow.params)
             ).fetchall()
-        for r in rows:
-            found = out.setdefault(str(r[0]), [])
-            if r[1] is None:  # visible, with no visible message that close
-                continue
-            found.append(
-                SearchRow(
-                    id=str(r[1]),
-                    channel=str(r[2]),
-                    role=str(r[3]),
-                    content=str(r[4]),
-                    content_hash=str(r[5]),
-                    created_at=utc(r[6]),
-                    generation=str(r[7]),
-                    seq=int(r[8]),
-                )
-            )
-        return {key: tuple(value) for key, value in out.items()}
+        return adjacent_rows_of(rows, utc)

@@ -14,14 +14,28 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recallbox.inventory_types import DayHits
-from recallbox.recall_types import DomainHits, HitStats, NeverRecalled, TargetHits
+from recallbox.recall_types import HitStats, NeverRecalled
 from recallbox.storage.codecs import storable
 from recallbox.storage.postgres.connection import Connection, PgPool
 from recallbox.storage.postgres.corpora import CORPORA
+from recallbox.storage.row_maps import column_int, hit_stats_of, rotation_bound
 from recallbox.storage.values import HitRow
 
 #: The consumers whose watermarks rotation waits for (DESIGN §5).
 HIT_LOG_CONSUMERS: tuple[str, ...] = ("decay", "embed")
+#: Per domain: hits, drills and distinct targets.
+DOMAIN_SQL = (
+    "SELECT domain, count(*) FILTER (WHERE NOT drilled), "
+    "count(*) FILTER (WHERE drilled), count(DISTINCT target_id) "
+    "FROM hit_log GROUP BY domain ORDER BY domain"
+)
+#: The most recalled targets (hits, then drills), ``LIMIT`` bound.
+MOST_SQL = (
+    "SELECT domain, target_id, count(*) FILTER (WHERE NOT drilled) AS hits, "
+    "count(*) FILTER (WHERE drilled) FROM hit_log GROUP BY domain, target_id "
+    "HAVING count(*) FILTER (WHERE NOT drilled) > 0 "
+    "ORDER BY hits DESC, domain, target_id LIMIT %s"
+)
 DROPPED_KEY = "dropped"
 NEVER_RECALLED_EXAMPLES = 5
 
@@ -33,13 +47,9 @@ _INSERT = (
 _DAY_SQL = "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 
 
-def _int(value: object) -> int:
-    return int(value) if isinstance(value, int | float | str) else 0
-
-
 def _marks(conn: Connection) -> dict[str, int]:
     rows = conn.execute("SELECT consumer, upto FROM hit_log_watermarks").fetchall()
-    return {str(c): _int(u) for c, u in rows}
+    return {str(c): column_int(u) for c, u in rows}
 
 
 def _consumed(conn: Connection) -> int:
@@ -154,7 +164,7 @@ class HitLogMixin:
                 f"AND {_DAY_SQL} < %s GROUP BY day, domain ORDER BY day, domain",
                 (since, until),
             ).fetchall()
-        return [DayHits(str(d), str(m), _int(h), _int(r)) for d, m, h, r in rows]
+        return [DayHits(str(d), str(m), column_int(h), column_int(r)) for d, m, h, r in rows]
 
     def hit_stats(self, *, top: int, max_rows: int, never_limit: int | None = None) -> HitStats:
         with self.pool.snapshot() as conn:
@@ -163,47 +173,25 @@ class HitLogMixin:
                 "count(*) FILTER (WHERE drilled), coalesce(max(id), 0) FROM hit_log"
             ).fetchone()
             assert counts is not None
-            rows, hit_rows, drill_rows, newest = (int(v) for v in counts)
+            newest = int(counts[3])
             dropped_row = conn.execute(
                 "SELECT value FROM hit_log_state WHERE key = %s", (DROPPED_KEY,)
             ).fetchone()
-            domains = tuple(
-                DomainHits(str(d), _int(h), _int(dr), _int(t))
-                for d, h, dr, t in conn.execute(
-                    "SELECT domain, count(*) FILTER (WHERE NOT drilled), "
-                    "count(*) FILTER (WHERE drilled), count(DISTINCT target_id) "
-                    "FROM hit_log GROUP BY domain ORDER BY domain"
-                ).fetchall()
-            )
-            most = tuple(
-                TargetHits(str(d), str(t), _int(h), _int(dr))
-                for d, t, h, dr in conn.execute(
-                    "SELECT domain, target_id, count(*) FILTER (WHERE NOT drilled) AS hits, "
-                    "count(*) FILTER (WHERE drilled) FROM hit_log GROUP BY domain, target_id "
-                    "HAVING count(*) FILTER (WHERE NOT drilled) > 0 "
-                    "ORDER BY hits DESC, domain, target_id LIMIT %s",
-                    (top,),
-                ).fetchall()
-            )
-            never = tuple(_never_recalled(conn, never_limit))
+            domains = conn.execute(DOMAIN_SQL).fetchall()
+            most = conn.execute(MOST_SQL, (top,)).fetchall()
+            never = _never_recalled(conn, never_limit)
             marks = _marks(conn)
-            consumed = min((marks.get(c, 0) for c in HIT_LOG_CONSUMERS), default=0)
-            below = conn.execute(
-                "SELECT count(*) FROM hit_log WHERE id <= %s", (min(consumed, newest - max_rows),)
-            ).fetchone()
-        rotatable = int(below[0]) if below else 0
-        over = max(0, rows - max_rows)
-        return HitStats(
-            rows=rows,
-            hit_rows=hit_rows,
-            drill_rows=drill_rows,
+            bound = rotation_bound(marks, HIT_LOG_CONSUMERS, newest, max_rows)
+            below = conn.execute("SELECT count(*) FROM hit_log WHERE id <= %s", (bound,)).fetchone()
+        return hit_stats_of(
+            counts,
             dropped=int(dropped_row[0]) if dropped_row else 0,
-            max_rows=max_rows,
-            held=max(0, over - rotatable),
             domains=domains,
-            most_recalled=most,
-            never_recalled=never,
-            watermarks=marks,
+            most=most,
+            never=never,
+            marks=marks,
+            rotatable=int(below[0]) if below else 0,
+            max_rows=max_rows,
         )
 
 

@@ -49,6 +49,7 @@ from recallbox.storage.postgres.visibility import (
     THREAD_SOURCE_ALLOWED_SQL,
 )
 from recallbox.storage.queries import SearchFilter
+from recallbox.storage.row_maps import search_rows_by_id
 from recallbox.storage.values import NewMessage, ReadableMessage, SearchRow
 from recallbox.types import Generation, Message, Thread
 
@@ -361,19 +362,7 @@ class ThreadMixin:
         )
         with self.pool.reading() as conn:
             rows = conn.execute(sql, (*keys, *narrow.params)).fetchall()
-        return {
-            str(r[0]): SearchRow(
-                id=str(r[0]),
-                channel=str(r[1]),
-                role=str(r[2]),
-                content=str(r[3]),
-                content_hash=str(r[4]),
-                created_at=utc(r[5]),
-                generation=str(r[6]),
-                seq=int(r[7]),
-            )
-            for r in rows
-        }
+        return search_rows_by_id(rows, utc)
 
     def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
         """One statement: the hit (when visible) and the visible messages around it."""

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import apsw
 
 from recallbox.inventory_types import DayHits
-from recallbox.recall_types import DomainHits, HitStats, NeverRecalled, TargetHits
+from recallbox.recall_types import HitStats, NeverRecalled
+from recallbox.storage.row_maps import column_int, hit_stats_of, rotation_bound
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import CORPORA
 from recallbox.storage.sqlite.rows import format_time, now
@@ -22,6 +23,17 @@ from recallbox.storage.values import HitRow
 
 #: The consumers whose watermarks rotation waits for (DESIGN §5).
 HIT_LOG_CONSUMERS: tuple[str, ...] = ("decay", "embed")
+#: Per domain: hits, drills and distinct targets.
+DOMAIN_SQL = (
+    "SELECT domain, sum(drilled = 0), sum(drilled), count(DISTINCT target_id) "
+    "FROM hit_log GROUP BY domain ORDER BY domain"
+)
+#: The most recalled targets (hits, then drills), ``LIMIT`` bound.
+MOST_SQL = (
+    "SELECT domain, target_id, sum(drilled = 0) AS hits, sum(drilled) "
+    "FROM hit_log GROUP BY domain, target_id HAVING hits > 0 "
+    "ORDER BY hits DESC, domain, target_id LIMIT ?"
+)
 DROPPED_KEY = "dropped"
 NEVER_RECALLED_EXAMPLES = 5
 
@@ -31,14 +43,10 @@ _INSERT = (
 )
 
 
-def _int(value: object) -> int:
-    """An integer column value (``NULL`` as 0)."""
-    return int(value) if isinstance(value, int | float | str) else 0
-
-
 def _marks(conn: apsw.Connection) -> dict[str, int]:
     return {
-        str(c): _int(u) for c, u in conn.execute("SELECT consumer, upto FROM hit_log_watermarks")
+        str(c): column_int(u)
+        for c, u in conn.execute("SELECT consumer, upto FROM hit_log_watermarks")
     }
 
 
@@ -150,7 +158,7 @@ class HitLogMixin:
                 "GROUP BY day, domain ORDER BY day, domain",
                 (since, until),
             ).fetchall()
-        return [DayHits(str(d), str(m), _int(h), _int(r)) for d, m, h, r in rows]
+        return [DayHits(str(d), str(m), column_int(h), column_int(r)) for d, m, h, r in rows]
 
     def hit_stats(self, *, top: int, max_rows: int, never_limit: int | None = None) -> HitStats:
         with self.pool.snapshot() as conn:
@@ -159,45 +167,25 @@ class HitLogMixin:
                 "coalesce(max(id), 0) FROM hit_log"
             ).fetchone()
             assert counts is not None
-            rows, hit_rows, drill_rows, newest = (int(v) for v in counts)
+            newest = int(counts[3])
             dropped_row = conn.execute(
                 "SELECT value FROM hit_log_state WHERE key = ?", (DROPPED_KEY,)
             ).fetchone()
-            domains = tuple(
-                DomainHits(str(d), _int(h), _int(dr), _int(t))
-                for d, h, dr, t in conn.execute(
-                    "SELECT domain, sum(drilled = 0), sum(drilled), count(DISTINCT target_id) "
-                    "FROM hit_log GROUP BY domain ORDER BY domain"
-                ).fetchall()
-            )
-            most = tuple(
-                TargetHits(str(d), str(t), _int(h), _int(dr))
-                for d, t, h, dr in conn.execute(
-                    "SELECT domain, target_id, sum(drilled = 0) AS hits, sum(drilled) "
-                    "FROM hit_log GROUP BY domain, target_id HAVING hits > 0 "
-                    "ORDER BY hits DESC, domain, target_id LIMIT ?",
-                    (top,),
-                ).fetchall()
-            )
-            never = tuple(_never_recalled(conn, never_limit))
+            domains = conn.execute(DOMAIN_SQL).fetchall()
+            most = conn.execute(MOST_SQL, (top,)).fetchall()
+            never = _never_recalled(conn, never_limit)
             marks = _marks(conn)
-            consumed = min((marks.get(c, 0) for c in HIT_LOG_CONSUMERS), default=0)
-            below = conn.execute(
-                "SELECT count(*) FROM hit_log WHERE id <= ?", (min(consumed, newest - max_rows),)
-            ).fetchone()
-        rotatable = int(below[0]) if below else 0
-        over = max(0, rows - max_rows)
-        return HitStats(
-            rows=rows,
-            hit_rows=hit_rows,
-            drill_rows=drill_rows,
+            bound = rotation_bound(marks, HIT_LOG_CONSUMERS, newest, max_rows)
+            below = conn.execute("SELECT count(*) FROM hit_log WHERE id <= ?", (bound,)).fetchone()
+        return hit_stats_of(
+            counts,
             dropped=int(dropped_row[0]) if dropped_row else 0,
-            max_rows=max_rows,
-            held=max(0, over - rotatable),
             domains=domains,
-            most_recalled=most,
-            never_recalled=never,
-            watermarks=marks,
+            most=most,
+            never=never,
+            marks=marks,
+            rotatable=int(below[0]) if below else 0,
+            max_rows=max_rows,
         )
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import apsw
 
 from recallbox.errors import NotFound
 from recallbox.storage.queries import SearchFilter
+from recallbox.storage.row_maps import iso_when, search_rows_by_id
 from recallbox.storage.sqlite.backlog import BacklogIndexer
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
@@ -345,19 +345,7 @@ class ThreadMixin:
         )
         with self.pool.reading() as conn:
             rows: list[Any] = conn.execute(sql, (MESSAGES.keys(ids), *narrow.params)).fetchall()
-        return {
-            str(r[0]): SearchRow(
-                id=str(r[0]),
-                channel=str(r[1]),
-                role=str(r[2]),
-                content=str(r[3]),
-                content_hash=str(r[4]),
-                created_at=datetime.fromisoformat(str(r[5])),
-                generation=str(r[6]),
-                seq=int(r[7]),
-            )
-            for r in rows
-        }
+        return search_rows_by_id(rows, iso_when)
 
     def session_window(self, message_id: str, radius: int, *, where: SearchFilter) -> list[Message]:
         narrow = MESSAGES.narrow(where)
