@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -147,6 +148,31 @@ def test_an_identifier_far_past_the_head_of_a_long_message_still_counts(
     spaced = box.append("ops", "user", "search memory search memory: we search memory daily")
     hits = box.search("search_memory", allow_embed=False)
     assert [h.id for h in hits] == [far.id, spaced.id]
+
+
+def test_long_candidates_are_read_a_few_at_a_time(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole texts are read to count a query's identifiers, as many at once as fit
+    ``LITERAL_READ_CHARS`` at the lengths seen: 64 long tool outputs at once held 4.5 MiB."""
+    from recallbox.domains import sessions
+
+    size = sessions.LITERAL_READ_CHARS // 3
+    for i in range(30):
+        box.append("ops", "tool", f"run {i} deploy_step log " + "y " * (size // 2))
+    reads: list[int] = []
+    real = type(box.store).search_rows
+
+    def counted(store: object, ids: Sequence[str], **kw: object) -> object:
+        reads.append(len(ids))
+        return real(store, ids, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(box.store), "search_rows", counted)
+    hits = box.search("deploy_step", allow_embed=False)
+    assert len(hits) > 0 and all("deploy_step" in h.text for h in hits)
+    assert reads[0] == sessions.LITERAL_FIRST_ROWS
+    candidate_reads = list(itertools.takewhile(lambda n: n <= 3, reads[1:]))
+    assert sum(candidate_reads) + reads[0] == 30  # the rest: the hits' rows, read once
 
 
 def test_excluded_messages_and_threads_are_never_returned(box: recallbox.Box) -> None:

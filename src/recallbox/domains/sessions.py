@@ -65,8 +65,12 @@ DOMAIN = "sessions"
 KEYWORD_CANDIDATES = 400
 #: Nearest-vector candidates per search.
 VECTOR_CANDIDATES = 400
-#: Candidates whose whole texts are read at once to look for a query's identifier literals.
+#: Candidates whose whole texts are read at once to look for a query's identifier literals,
+#: at most; the first read takes :data:`LITERAL_FIRST_ROWS`, the next ones as many as fit
+#: :data:`LITERAL_READ_CHARS` at the lengths seen so far (64 long tool outputs held 4.5 MiB).
 LITERAL_READ_ROWS = 64
+LITERAL_FIRST_ROWS = 8
+LITERAL_READ_CHARS = 262_144
 #: The pools of the plain hybrid before #21 (the measurement baseline).
 PLAIN_CANDIDATES = 200
 
@@ -280,7 +284,7 @@ def candidate_rows(
     """The candidates' rows: their heads (:data:`CANDIDATE_LEAD_CHARS` of content: what the
     ranking reads, without holding whole texts of long messages) or whole rows.
 
-    With identifier ``literals`` the whole texts are read :data:`LITERAL_READ_ROWS` at a time,
+    With identifier ``literals`` the whole texts are read a few at a time (:func:`_read_size`),
     each one's count of missing literals kept in ``misses`` and only its head kept: a common
     identifier's ~1 000 candidates held their whole texts at once (9.6 MiB at 1M messages).
     """
@@ -289,11 +293,24 @@ def candidate_rows(
     if not literals or misses is None:
         return store.search_heads(ids, lead=CANDIDATE_LEAD_CHARS, where=where)
     rows: dict[str, SearchRow] = {}
-    for at in range(0, len(ids), LITERAL_READ_ROWS):
-        for rid, row in store.search_rows(ids[at : at + LITERAL_READ_ROWS], where=where).items():
+    at, size, read, chars = 0, LITERAL_FIRST_ROWS, 0, 0
+    while at < len(ids):
+        chunk = ids[at : at + size]
+        at += len(chunk)
+        for rid, row in store.search_rows(chunk, where=where).items():
             misses[rid] = literal_misses(row.content, literals)
             rows[rid] = replace(row, content=row.content[:CANDIDATE_LEAD_CHARS])
+            chars += len(row.content)
+        read += len(chunk)
+        size = _read_size(read, chars)
     return rows
+
+
+def _read_size(read: int, chars: int) -> int:
+    """How many candidates the next read takes, ``read`` of them having held ``chars``
+    characters: as many as fit :data:`LITERAL_READ_CHARS` at that mean length (1 to
+    :data:`LITERAL_READ_ROWS`)."""
+    return max(1, min(LITERAL_READ_ROWS, LITERAL_READ_CHARS * read // max(chars, 1)))
 
 
 class SessionsDomain:

@@ -8,7 +8,7 @@ import pytest
 
 import recallbox
 from recallbox.storage.base import CandidateStream, LiteralQuery, SearchFilter, Store
-from recallbox.storage.sqlite import literal
+from recallbox.storage.sqlite import literal, literal_rows
 from recallbox.storage.sqlite.literal import (
     LIKE_PATTERN_MAX_CHARS,
     SQL_FILTER_MAX_CHARS,
@@ -81,11 +81,15 @@ def test_short_cjk_candidates_come_from_the_cjk_index_in_search_order(
     assert [m.id for m in found] == expected
     cut = candidates(box, "召回", channel=None, case_sensitive=True, limit=3)
     assert [m.id for m in cut] == expected[:3] and cut.truncated
-    assert [m.id for m in candidates(box, "召回", channel="a", case_sensitive=True, limit=9)] == first
+    assert [
+        m.id for m in candidates(box, "召回", channel="a", case_sensitive=True, limit=9)
+    ] == first
 
 
 def test_the_cjk_index_holds_only_rows_with_cjk_content(box: recallbox.Box) -> None:
-    box.append("a", "user", "plain text", tool_calls=[{"id": "c", "name": "n", "arguments": {"q": "召回"}}])
+    box.append(
+        "a", "user", "plain text", tool_calls=[{"id": "c", "name": "n", "arguments": {"q": "召回"}}]
+    )
     box.append("a", "user", "召 alone")
     box.store.indexer.drain()
     conn = box.store.pool.connection()
@@ -128,7 +132,9 @@ def test_a_common_term_walks_the_order_instead_of_sorting(
     third = box.append("b", "user", "common word again").id
     expected = [third, *second, *first]
     box.store.indexer.drain()
-    sorted_ids = [m.id for m in candidates(box, "common", channel=None, case_sensitive=True, limit=50)]
+    sorted_ids = [
+        m.id for m in candidates(box, "common", channel=None, case_sensitive=True, limit=50)
+    ]
     monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.RECHECK_MAX", 0)
     monkeypatch.setattr("recallbox.storage.sqlite.literal_plan.WORDS_SORT_MAX", 0)
     walked = [m.id for m in candidates(box, "common", channel=None, case_sensitive=True, limit=50)]
@@ -216,14 +222,48 @@ def test_an_exclusion_committed_before_the_stream_is_read_lets_nothing_through(
     assert [m.id for m in stream] == []
 
 
-def test_only_the_newest_snapshots_keep_their_term_plans(box: recallbox.Box) -> None:
-    # Each plan holds its scope (every allowed thread): 64 plans of ended searches kept a
-    # process's memory growing with the history.
+def test_a_search_keeps_no_plan_or_row_past_its_snapshot(box: recallbox.Box) -> None:
+    # Each plan holds its scope (every allowed thread) and the row cache up to its cap of
+    # text: kept past their search, they made a process's memory grow with the history.
     for i in range(6):
         box.append(f"ops-{i}", "user", f"deploy failed on host{i}")
     literal._plans.clear()
     for i in range(20):
         assert "deploy" in box.search_memory(f"deploy failed on host{i % 6}")
-    serials = {key[0] for key in literal._plans}
-    assert 1 <= len(serials) <= literal.PLAN_SNAPSHOTS_KEPT
-    assert len(literal._plans) < 20
+        assert literal._plans == {}
+        assert literal_rows.RowCache._current is None
+    pool = box.store.pool
+    with pool.snapshot():
+        assert "deploy" in box.search_memory("Deploy failed")
+        assert {key[0] for key in literal._plans} == {pool.snapshot_id()}
+        assert literal_rows.RowCache._current is not None
+    assert literal._plans == {}
+    assert literal_rows.RowCache._current is None
+
+
+def test_long_candidate_rows_are_read_in_runs_of_bounded_text(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 64 long tool outputs read at once held 2.4 MiB at 1M messages: a read now takes at most
+    # FILTER_CHUNK_BYTES of text (a longer row alone), and the order is unchanged.
+    long = literal_rows.FILTER_CHUNK_BYTES // 3
+    made = []
+    for i in range(12):
+        text = f"step {i} kakorfe " + ("z" * long if i % 4 else "short")
+        made.append(box.append("ops", "tool", text).id)
+    made.append(
+        box.append("ops", "tool", "huge kakorfe " + "q" * 2 * literal_rows.FILTER_CHUNK_BYTES).id
+    )
+    runs: list[int] = []
+    real = literal_rows._by_key
+
+    def counted(pool, keys, term, case_sensitive, where):  # type: ignore[no-untyped-def]
+        found = real(pool, keys, term, case_sensitive, where)
+        runs.append(sum(len(row.content) + len(args) for row, args in found.values()))
+        assert len(keys) == 1 or runs[-1] <= literal_rows.FILTER_CHUNK_BYTES
+        return found
+
+    monkeypatch.setattr(literal_rows, "_by_key", counted)
+    stream = candidates(box, "kakorfe", channel="ops", case_sensitive=True, limit=1_000)
+    assert [m.id for m in stream] == made
+    assert len(runs) >= 5 and max(runs) > literal_rows.FILTER_CHUNK_BYTES  # the huge row alone

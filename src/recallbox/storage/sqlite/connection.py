@@ -7,13 +7,11 @@ by a re-entrant lock, since every in-memory connection would be a different data
 Driver errors stop here: every read, write and snapshot runs inside :func:`driver_errors`,
 which turns the apsw errors a person can act on (a file that is not a database, a damaged
 file — a text that is not UTF-8 included —, an unopenable or read-only location, a full disk,
-a lock held too long) into
-:class:`~recallbox.errors.StoreUnavailable` naming the fix.
+a lock held too long) into :class:`~recallbox.errors.StoreUnavailable` naming the fix.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import threading
@@ -26,6 +24,7 @@ import apsw
 
 from recallbox.errors import StoreUnavailable, TimedOut
 from recallbox.storage.deadline import Deadline
+from recallbox.storage.sqlite.snapshots import next_serial, snapshot_ended
 
 BUSY_TIMEOUT_MS = 30_000
 #: WAL pages before a commit checkpoints them (SQLite's default: 1 000, 4 MiB). FTS5 rewrites
@@ -44,7 +43,6 @@ DB_FILE_MODE = 0o600
 MEMORY_PATH = ":memory:"
 REPAIR_HINT = "run `recallbox doctor --repair` (or restore the file from a backup)"
 logger = logging.getLogger(__name__)
-_SNAPSHOT_SERIALS = itertools.count(1)
 
 
 def _create_private_file(path: Path) -> None:
@@ -335,12 +333,14 @@ class ConnectionPool:
     def _marked(self, conn: apsw.Connection) -> Iterator[None]:
         key = id(conn)
         if not self._snapshots.get(key, 0):
-            self._serials[key] = next(_SNAPSHOT_SERIALS)
+            self._serials[key] = next_serial()
         self._snapshots[key] = self._snapshots.get(key, 0) + 1
         try:
             yield
         finally:
             self._snapshots[key] -= 1
+            if not self._snapshots[key]:
+                snapshot_ended(self._serials[key])
 
     @contextmanager
     def transaction(self) -> Iterator[apsw.Connection]:

@@ -49,6 +49,7 @@ from recallbox.storage.sqlite.literal_rows import (
     read_by_key,
     text_filter,
 )
+from recallbox.storage.sqlite.snapshots import on_snapshot_end
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_SEARCHABLE_SQL,
     without_channel,
@@ -56,10 +57,9 @@ from recallbox.storage.sqlite.visibility import (
 from recallbox.storage.values import CandidateStream
 
 PLAN_CACHE_MAX = 64  # term plans kept for the open read snapshots
-# Plans of the newest read snapshots only: an ended snapshot's plans are never read again, and
-# each holds its scope (every allowed thread: ~0.2 MB at 2 000 threads), so keeping 64 stale
-# ones made a search process's memory grow with the history.
-PLAN_SNAPSHOTS_KEPT = 4
+# A snapshot's plans are dropped when it ends (``snapshots.py``): each holds its scope (every
+# allowed thread: ~0.2 MB at 2 000 threads), so keeping ended ones made a search process's
+# memory grow with the history.
 
 SEARCH_ORDER = "t.last_activity DESC, t.id DESC, g.number DESC, m.seq ASC"
 
@@ -101,20 +101,16 @@ def _plan(pool: ConnectionPool, term: str, where: SearchFilter, recent: int = 0)
     if serial is not None:
         if len(_plans) >= PLAN_CACHE_MAX:
             _plans.clear()
-        _forget_old_snapshots(serial)
         _plans[cache_key] = plan
     return plan
 
 
-def _forget_old_snapshots(serial: int) -> None:
-    """Drop the plans of all but the newest :data:`PLAN_SNAPSHOTS_KEPT` snapshots (``serial``
-    counted). Serials only grow; ``list(_plans)`` copies the keys at once (other threads'
-    searches insert concurrently), and a plan dropped early is only computed again."""
-    keys = list(_plans)
-    serials = sorted({key[0] for key in keys} - {serial})
-    stale = set(serials[: max(0, len(serials) - (PLAN_SNAPSHOTS_KEPT - 1))])
-    for key in keys:
-        if key[0] in stale:
+@on_snapshot_end
+def _forget_plans(serial: int) -> None:
+    """Drop the plans of the snapshot ``serial`` (it ended). ``list(_plans)`` copies the keys
+    at once: other threads' searches insert concurrently."""
+    for key in list(_plans):
+        if key[0] == serial:
             _plans.pop(key, None)
 
 

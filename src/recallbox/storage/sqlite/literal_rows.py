@@ -2,7 +2,9 @@
 
 The candidates (``literal.py``) come as message keys (a term of 3+ characters) or row ids (a
 short term), in search order; this module reads their rows lazily, :data:`FILTER_CHUNK_IDS`
-at a time, so a common term costs the first chunks only:
+at a time and at most :data:`FILTER_CHUNK_BYTES` of text per read (:func:`budgeted`), so a
+common term costs the first chunks only and a search holds a bounded text whatever the
+history:
 
 * the filter: the case-sensitive pass ``instr`` of the whole term (exact); the other ``LIKE
   '%term%'`` — no ``ESCAPE`` (``%`` and ``_`` in the term are then wildcards, which only widens
@@ -31,15 +33,21 @@ from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
 from recallbox.storage.sqlite.literal_index import SEQ_MASK, THREAD_SHIFT, key_sql
 from recallbox.storage.sqlite.literal_plan import like_pattern
+from recallbox.storage.sqlite.snapshots import on_snapshot_end
 from recallbox.storage.sqlite.visibility import MESSAGE_SEARCHABLE_SQL
 from recallbox.storage.values import SearchableMessage
 
 FILTER_CHUNK_IDS = 64  # candidates filtered (and their rows read) per query, at most
 FIRST_CHUNK_IDS = 16  # the first chunk of a stream (doubling): the blocks fill with about 10
+#: Text (content and argument bytes) read into one query's rows at most, a longer row alone:
+#: a chunk of 64 long tool outputs held 2.4 MiB at 1M messages, so a search's memory grew
+#: with how long the history's longest messages are.
+FILTER_CHUNK_BYTES = 1 << 18
 #: Rows longer than this (content and argument text) pass the filter of a term that starts
 #: with a run of one character: the caller's recheck alone filters them.
 SQL_FILTER_MAX_CHARS = 4_096
-ROW_CACHE_MAX_CHARS = 8_000_000  # message text kept for the passes of one search
+#: Message text kept for the passes of one search (past it the second pass reads again).
+ROW_CACHE_MAX_CHARS = 262_144
 
 SEARCH_FROM = (
     "messages m JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id"
@@ -51,6 +59,12 @@ BY_KEY_FROM = (
     "JOIN generations g ON g.id = m.generation_id"
 )
 _BY_KEY_COLUMNS = f"{key_sql('m')}, {ROW_COLUMNS.split(', ', 1)[1]}, m.args_text"
+#: ``octet_length`` reads a text's size from the record header, not its overflow pages.
+_SIZES_SQL = (
+    f"SELECT {key_sql('m')}, octet_length(m.content) + coalesce(octet_length(m.args_text), 0) "
+    f"FROM json_each(?1) AS j CROSS JOIN messages m ON m.thread_id = (j.value >> "
+    f"{THREAD_SHIFT}) AND m.seq = (j.value & {SEQ_MASK})"
+)
 
 
 def has_non_ascii_case(term: str) -> bool:
@@ -136,6 +150,13 @@ class RowCache:
         cls._current = ((serial, where), cache)
         return cache
 
+    @classmethod
+    def forget(cls, serial: int) -> None:
+        """Drop the cache of the snapshot ``serial`` (it ended)."""
+        current = cls._current
+        if current is not None and current[0][0] == serial:
+            cls._current = None
+
     def keep(self, rows: dict[int, tuple[SearchableMessage, str]]) -> None:
         for key, (row, args) in rows.items():
             size = len(row.content) + len(args)
@@ -143,6 +164,9 @@ class RowCache:
                 return
             self.rows[key], self.args[key] = row, args
             self.chars += size
+
+
+on_snapshot_end(RowCache.forget)
 
 
 def _holds(row: SearchableMessage, args: str, term: str) -> bool:
@@ -166,6 +190,24 @@ def _by_key(
     return {int(r[0]): (_row(r), r[8] or "") for r in rows}
 
 
+def budgeted(pool: ConnectionPool, keys: list[int]) -> list[list[int]]:
+    """``keys`` cut, in order, into runs of at most :data:`FILTER_CHUNK_BYTES` of text (a
+    longer row alone); an unknown key counts nothing."""
+    if len(keys) <= 1:
+        return [keys] if keys else []
+    sizes = {int(k): int(n or 0) for k, n in fetch(pool, _SIZES_SQL, (json.dumps(keys),))}
+    runs: list[list[int]] = [[]]
+    total = 0
+    for key in keys:
+        size = sizes.get(key, 0)
+        if runs[-1] and total + size > FILTER_CHUNK_BYTES:
+            runs.append([])
+            total = 0
+        runs[-1].append(key)
+        total += size
+    return runs
+
+
 def read_by_key(
     pool: ConnectionPool,
     query: LiteralQuery,
@@ -185,15 +227,19 @@ def read_by_key(
     while chunk := list(islice(keys, size)):
         size = min(size * 2, FILTER_CHUNK_IDS)
         missing = [k for k in chunk if k not in kept.rows and k not in refused]
-        found = _by_key(pool, missing, term, query.case_sensitive and not shared, where)
-        if cache is not None:
-            cache.keep(found)
-        if shared:
-            refused.update(k for k in missing if k not in found)
-        rows: list[SearchableMessage] = []
+        runs = iter(budgeted(pool, missing))
+        unread = set(missing)
+        found: dict[int, tuple[SearchableMessage, str]] = {}
         for key in chunk:
+            if key in unread:  # the next run starts here: the previous one is done with
+                run = next(runs)
+                unread.difference_update(run)
+                found = _by_key(pool, run, term, query.case_sensitive and not shared, where)
+                if cache is not None:
+                    cache.keep(found)
+                if shared:
+                    refused.update(k for k in run if k not in found)
             row, args = found.get(key) or (kept.rows.get(key), kept.args.get(key, ""))
             if row is None or (query.case_sensitive and shared and not _holds(row, args, term)):
                 continue
-            rows.append(row)
-        yield from rows
+            yield row

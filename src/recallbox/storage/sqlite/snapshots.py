@@ -1,0 +1,35 @@
+"""Read snapshots' serial numbers, and the caches that forget a snapshot when it ends.
+
+A search reads one snapshot (``ConnectionPool.snapshot``), and caches what it computed on it
+by the snapshot's serial (``ConnectionPool.snapshot_id``): a term's plan, the rows it read.
+Nothing reads an ended snapshot's entries again, so each such cache registers a hook here
+(:func:`on_snapshot_end`) and drops them at once: a search process then holds what its
+current searches need, not the leftovers of the last few (which grew with the history).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+SnapshotHook = Callable[[int], None]
+
+_serials = itertools.count(1)
+_hooks: list[SnapshotHook] = []
+
+
+def next_serial() -> int:
+    """A serial unique in this process (they only grow)."""
+    return next(_serials)
+
+
+def on_snapshot_end(hook: SnapshotHook) -> SnapshotHook:
+    """Call ``hook(serial)`` whenever a snapshot ends (a decorator)."""
+    _hooks.append(hook)
+    return hook
+
+
+def snapshot_ended(serial: int) -> None:
+    """Run the hooks: the snapshot ``serial`` ended."""
+    for hook in _hooks:
+        hook(serial)
