@@ -175,6 +175,24 @@ def test_long_candidates_are_read_a_few_at_a_time(
     assert sum(candidate_reads) + reads[0] == 30  # the rest: the hits' rows, read once
 
 
+def test_a_search_keeps_no_term_plan_past_its_read_snapshot(box: recallbox.Box) -> None:
+    """Each plan holds its scope (every allowed thread): plans of ended searches kept made a
+    search process's memory grow with the history, on either backend."""
+    from recallbox.storage.postgres import literal as pg_literal
+    from recallbox.storage.sqlite import literal as sqlite_literal
+
+    box.append("ops", "user", "deploy failed on host1")
+    for i in range(4):
+        assert "deploy" in box.search_memory(f"deploy failed on host{i % 2}")
+        assert sqlite_literal._plans == {} and pg_literal._plans == {}
+    pool = box.store.pool  # type: ignore[attr-defined]
+    with pool.snapshot():
+        assert "deploy" in box.search_memory("deploy failed")
+        kept = {**sqlite_literal._plans, **pg_literal._plans}
+        assert {key[0] for key in kept} == {pool.snapshot_id()}
+    assert sqlite_literal._plans == {} and pg_literal._plans == {}
+
+
 def test_excluded_messages_and_threads_are_never_returned(box: recallbox.Box) -> None:
     text = "the zebra deployment notes"
     visible = box.append("ops", "user", text + " (visible)")

@@ -24,7 +24,6 @@ statement become :class:`~recallbox.errors.StoreUnavailable` or ``TimedOut`` nam
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 import time
 import zlib
@@ -40,6 +39,7 @@ from psycopg import errors as pg_errors
 from recallbox.errors import StoreUnavailable, TimedOut
 from recallbox.storage.deadline import Deadline
 from recallbox.storage.postgres.errors import connect_error, display_url
+from recallbox.storage.snapshots import next_serial, snapshot_ended
 
 Connection = psycopg.Connection[Any]
 
@@ -60,7 +60,6 @@ DEADLINE_POLL_S = 0.01
 #: How long the watcher waits for the server to acknowledge a cancel request.
 CANCEL_TIMEOUT_S = 5.0
 TIMED_OUT = "the read ran past its time limit and was stopped"
-_SNAPSHOT_SERIALS = itertools.count(1)
 
 
 def _configure(conn: Connection) -> None:
@@ -266,7 +265,7 @@ class PgPool:
                 yield bound.conn
             return
         with self._borrow() as conn:
-            bound = _Bound(conn, write=False, serial=next(_SNAPSHOT_SERIALS))
+            bound = _Bound(conn, write=False, serial=next_serial())
             self._local.bound = bound
             try:
                 with driver_errors(self.url, bound):
@@ -279,6 +278,7 @@ class PgPool:
                         conn.execute("ROLLBACK")  # read only: nothing to keep
             finally:
                 self._local.bound = None
+                snapshot_ended(bound.serial)
 
     @contextmanager
     def _nested(self, bound: _Bound, deadline: Deadline | None) -> Iterator[None]:

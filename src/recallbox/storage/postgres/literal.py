@@ -48,6 +48,7 @@ from recallbox.storage.postgres.visibility import (
     without_channel,
 )
 from recallbox.storage.queries import LiteralQuery, SearchFilter
+from recallbox.storage.snapshots import on_snapshot_end
 from recallbox.storage.values import CandidateStream, SearchableMessage
 from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
@@ -161,8 +162,9 @@ def _plan(pool: PgPool, term: str, where: SearchFilter) -> Plan:
     """The term's plan, computed on one snapshot, and kept for the snapshot it was read in."""
     serial = pool.snapshot_id()
     key = (serial or 0, term, where)
-    if serial is not None and key in _plans:
-        return _plans[key]
+    kept = _plans.get(key) if serial is not None else None
+    if kept is not None:  # one lookup: another thread may drop the key meanwhile
+        return kept
     with pool.snapshot() as conn:
         plan = plan_term(conn, term, where)
     if serial is not None:
@@ -170,6 +172,14 @@ def _plan(pool: PgPool, term: str, where: SearchFilter) -> Plan:
             _plans.clear()
         _plans[key] = plan
     return plan
+
+
+@on_snapshot_end
+def _forget_plans(serial: int) -> None:
+    """Drop the plans of the snapshot ``serial`` (it ended; ``storage/snapshots.py``)."""
+    for key in list(_plans):
+        if key[0] == serial:
+            _plans.pop(key, None)
 
 
 def _limited(ids: Iterator[int], limit: int | None, stream: CandidateStream) -> Iterator[int]:

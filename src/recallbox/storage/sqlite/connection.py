@@ -24,7 +24,7 @@ import apsw
 
 from recallbox.errors import StoreUnavailable, TimedOut
 from recallbox.storage.deadline import Deadline
-from recallbox.storage.sqlite.snapshots import next_serial, snapshot_ended
+from recallbox.storage.snapshots import next_serial, snapshot_ended
 
 BUSY_TIMEOUT_MS = 30_000
 #: WAL pages before a commit checkpoints them (SQLite's default: 1 000, 4 MiB). FTS5 rewrites

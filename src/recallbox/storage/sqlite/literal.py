@@ -27,6 +27,7 @@ from collections.abc import Iterator
 import apsw
 
 from recallbox.storage.queries import LiteralQuery, SearchFilter
+from recallbox.storage.snapshots import on_snapshot_end
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
 from recallbox.storage.sqlite.literal_index import key_sql
@@ -49,7 +50,6 @@ from recallbox.storage.sqlite.literal_rows import (
     read_by_key,
     text_filter,
 )
-from recallbox.storage.sqlite.snapshots import on_snapshot_end
 from recallbox.storage.sqlite.visibility import (
     MESSAGE_SEARCHABLE_SQL,
     without_channel,

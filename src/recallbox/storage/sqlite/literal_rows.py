@@ -29,11 +29,11 @@ from typing import Any
 import apsw
 
 from recallbox.storage.queries import LiteralQuery, SearchFilter
+from recallbox.storage.snapshots import on_snapshot_end
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
 from recallbox.storage.sqlite.literal_index import SEQ_MASK, THREAD_SHIFT, key_sql
 from recallbox.storage.sqlite.literal_plan import like_pattern
-from recallbox.storage.sqlite.snapshots import on_snapshot_end
 from recallbox.storage.sqlite.visibility import MESSAGE_SEARCHABLE_SQL
 from recallbox.storage.values import SearchableMessage
 

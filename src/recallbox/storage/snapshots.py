@@ -1,7 +1,7 @@
 """Read snapshots' serial numbers, and the caches that forget a snapshot when it ends.
 
-A search reads one snapshot (``ConnectionPool.snapshot``), and caches what it computed on it
-by the snapshot's serial (``ConnectionPool.snapshot_id``): a term's plan, the rows it read.
+A search reads one snapshot (``snapshot()`` of either backend's pool), and caches what it
+computed on it by the snapshot's serial (``snapshot_id()``): a term's plan, the rows it read.
 Nothing reads an ended snapshot's entries again, so each such cache registers a hook here
 (:func:`on_snapshot_end`) and drops them at once: a search process then holds what its
 current searches need, not the leftovers of the last few (which grew with the history).
