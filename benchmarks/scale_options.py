@@ -17,6 +17,12 @@ Options:
   covering order index, many are walked generation by generation newest first with
   ``rowid BETWEEN`` (stopping once the caller is done).
 
+**A record, pinned to its commit.** The prototypes call the store's internals as they were at
+commit ``328e528``, where ``benchmarks/results/scale_options.json`` was written; later commits
+reshaped them (the option kept ships as ``storage/sqlite/literal_plan.py``). Run it from that
+commit: ``git worktree add /tmp/options 328e528`` and the usage below inside it; on a newer
+tree it stops with that advice.
+
 Usage: ``python benchmarks/scale_options.py --db COPY.db [--build] [--options a,b]``; ``--build``
 adds the ``detail=full`` index and the order index to COPY.db (timed, sized with ``dbstat``).
 Writes ``benchmarks/results/scale_options.json``.
@@ -46,6 +52,8 @@ from recallbox.storage.base import CandidateStream, SearchableMessage  # noqa: E
 from recallbox.storage.sqlite import literal  # noqa: E402
 from recallbox.storage.sqlite.connection import ConnectionPool  # noqa: E402
 from recallbox.storage.sqlite.fts import quote_phrase  # noqa: E402
+
+PINNED_COMMIT = "328e528"  # where benchmarks/results/scale_options.json was written
 
 RESULTS = HERE / "results" / "scale_options.json"
 RAREST_TRIGRAMS = 3
@@ -346,6 +354,11 @@ def stress(db: Path, option: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    if not hasattr(literal, "ordered_candidate_ids"):  # the internals the prototypes call
+        sys.exit(
+            f"scale_options.py measures the store's internals of commit {PINNED_COMMIT}: run it "
+            f"from a checkout of that commit (git worktree add /tmp/options {PINNED_COMMIT})"
+        )
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--meta", type=Path, required=True, help="the .meta.json of the build")
