@@ -18,8 +18,10 @@ the case-sensitive and the case-insensitive pass):
    — lazily, so the caller stops reading once its result is full.
 
 **Shorter terms**: a CJK term through the keyword index's ``tsvector`` (the bigram tokens of
-``*_seg``; one character as a prefix), and ``recent`` adds the newest ``recent`` visible
-messages in scope (the bounded scan).
+``*_seg``; one character as a prefix), planned the same way (probe, else walk), so a common
+character costs memory for one batch of threads, not for its every match; ``recent`` adds the
+newest ``recent`` visible messages in scope (the bounded scan), merged into the same order
+(``heapq.merge``), a message both matched and recent once.
 
 Rows (with their content) are read a chunk at a time as the caller consumes them, with the
 whole visibility rule applied again (a quarantine may commit between two chunks) and, for the
@@ -28,9 +30,10 @@ case-sensitive pass, the exact ``strpos`` filter.
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
@@ -40,10 +43,8 @@ from recallbox.storage.postgres.corpora import MESSAGES
 from recallbox.storage.postgres.keyword import lexeme_literal, phrase_terms, tsquery_literal
 from recallbox.storage.postgres.schema import FOLD_FUNCTION
 from recallbox.storage.postgres.visibility import (
-    MESSAGE_KIND_SQL,
     MESSAGE_SEARCHABLE_SQL,
     MESSAGE_VISIBLE_SQL,
-    THREAD_ALLOWED_SQL,
     thread_gate,
     without_channel,
 )
@@ -95,10 +96,9 @@ class Scope:
     def sort_key(self, place: Place) -> tuple[int, int, int]:
         return self.rank[place[1]], -place[2], place[3]
 
-    def ordered(self, places: Sequence[Place]) -> list[int]:
-        """The ids of ``places`` in allowed threads, in search order."""
-        kept = [p for p in places if p[1] in self.rank]
-        return [p[0] for p in sorted(kept, key=self.sort_key)]
+    def in_order(self, places: Sequence[Place]) -> list[Place]:
+        """``places`` in allowed threads, in search order."""
+        return sorted((p for p in places if p[1] in self.rank), key=self.sort_key)
 
 
 def load_scope(conn: Connection, where: SearchFilter) -> Scope:
@@ -117,56 +117,105 @@ def _places(conn: Connection, sql: str, params: Sequence[Any]) -> list[Place]:
 
 @dataclass
 class Plan:
-    """The candidates of one term in one scope: a sorted list, or a walk (``ids is None``)."""
+    """The candidates of one term in one scope: the rows matching ``condition`` (a sorted list
+    ``places``, or a walk when ``places is None``) and the ``tail`` places (the newest
+    ``recent`` messages of a short term), in search order and inside the scope."""
 
     term: str
-    pattern: str
+    condition: str  # SQL over ``messages m``: the term's match (binds ``values``)
+    values: tuple[object, ...]
     scope: Scope
-    ids: list[int] | None
+    places: list[Place] | None
+    tail: list[Place] = field(default_factory=list)
 
 
-#: The matching rows of the threads bound first (then the pattern, twice).
-_MATCH_IN = f"{_PLACE} WHERE m.thread_id = ANY(%s::bigint[]) AND {_INDEXED} AND {_MATCH}"
+#: The condition of a short term no index holds (its plan has no matches, only ``recent``).
+_NO_MATCH = "false"
+#: The rows matching a condition in the threads bound first (then the condition's values).
+_MATCH_IN = f"{_PLACE} WHERE m.thread_id = ANY(%s::bigint[]) AND {_INDEXED} AND "
+
+
+def _probe(conn: Connection, plan: Plan) -> Plan:
+    """Step 1: at most :data:`SORT_CANDIDATES_MAX` + 1 matches; sorted when no more."""
+    if not plan.scope.threads:
+        plan.places = []
+        return plan
+    probe = _places(
+        conn,
+        _MATCH_IN + plan.condition + " LIMIT %s",
+        (plan.scope.threads, *plan.values, SORT_CANDIDATES_MAX + 1),
+    )
+    if len(probe) <= SORT_CANDIDATES_MAX:
+        plan.places = plan.scope.in_order(probe)
+    return plan
 
 
 def plan_term(conn: Connection, term: str, where: SearchFilter) -> Plan:
-    scope = load_scope(conn, where)
+    """A term of 3+ characters: its rows in the literal index."""
     pattern = like_pattern(term)
-    if not scope.threads:
-        return Plan(term, pattern, scope, [])
-    probe = _places(
-        conn, _MATCH_IN + " LIMIT %s", (scope.threads, pattern, pattern, SORT_CANDIDATES_MAX + 1)
-    )
-    if len(probe) > SORT_CANDIDATES_MAX:
-        return Plan(term, pattern, scope, None)
-    return Plan(term, pattern, scope, scope.ordered(probe))
+    return _probe(conn, Plan(term, _MATCH, (pattern, pattern), load_scope(conn, where), None))
 
 
-def walk(pool: PgPool, plan: Plan) -> Iterator[int]:
+def plan_short(conn: Connection, term: str, where: SearchFilter, recent: int) -> Plan:
+    """A term under 3 characters: a CJK term's rows in the keyword index, and the newest
+    ``recent`` visible messages in scope (merged into the order by :func:`ordered_ids`)."""
+    scope = load_scope(conn, where)
+    tail = scope.in_order(_recent(conn, where, recent)) if recent > 0 and scope.threads else []
+    source = _cjk_match(term)
+    if source is None:
+        return Plan(term, _NO_MATCH, (), scope, [], tail)
+    condition, values = source
+    return _probe(conn, Plan(term, condition, values, scope, None, tail))
+
+
+def walk(pool: PgPool, plan: Plan) -> Iterator[Place]:
     """Step 2: the matches in search order, a growing batch of threads at a time, lazily."""
     threads = plan.scope.threads
+    sql = _MATCH_IN + plan.condition
     start, size = 0, WALK_FIRST_THREADS
     while start < len(threads):
         batch = threads[start : start + size]
         with pool.reading() as conn:
-            found = _places(conn, _MATCH_IN, (batch, plan.pattern, plan.pattern))
-        yield from plan.scope.ordered(found)
+            found = _places(conn, sql, (batch, *plan.values))
+        yield from plan.scope.in_order(found)
         start += size
         size *= WALK_GROWTH
 
 
-_plans: dict[tuple[int, str, SearchFilter], Plan] = {}
+def ordered_ids(pool: PgPool, plan: Plan) -> Iterator[int]:
+    """Every candidate of ``plan`` in search order, the matches and the ``tail`` merged; a
+    message in both comes once (only the tail's ids are remembered: at most ``recent``)."""
+    matches = iter(plan.places) if plan.places is not None else walk(pool, plan)
+    if not plan.tail:
+        yield from (place[0] for place in matches)
+        return
+    tail_ids = {place[0] for place in plan.tail}
+    seen: set[int] = set()
+    for rowid, *_ in heapq.merge(matches, plan.tail, key=plan.scope.sort_key):
+        if rowid in tail_ids:
+            if rowid in seen:
+                continue
+            seen.add(rowid)
+        yield rowid
 
 
-def _plan(pool: PgPool, term: str, where: SearchFilter) -> Plan:
-    """The term's plan, computed on one snapshot, and kept for the snapshot it was read in."""
+_plans: dict[tuple[int, str, SearchFilter, int], Plan] = {}
+
+
+def _plan(pool: PgPool, term: str, where: SearchFilter, recent: int) -> Plan:
+    """The term's plan, computed on one snapshot, and kept for the snapshot it was read in
+    (``recent`` counts for a term under 3 characters only)."""
+    recent = recent if len(term) < TRIGRAM_CHARS else 0
     serial = pool.snapshot_id()
-    key = (serial or 0, term, where)
+    key = (serial or 0, term, where, recent)
     kept = _plans.get(key) if serial is not None else None
     if kept is not None:  # one lookup: another thread may drop the key meanwhile
         return kept
     with pool.snapshot() as conn:
-        plan = plan_term(conn, term, where)
+        if len(term) >= TRIGRAM_CHARS:
+            plan = plan_term(conn, term, where)
+        else:
+            plan = plan_short(conn, term, where, recent)
     if serial is not None:
         if len(_plans) >= PLAN_CACHE_MAX:
             _plans.clear()
@@ -240,36 +289,9 @@ def literal_candidates(
     stream = CandidateStream()
     if not storable(query.term) or (where.channel is not None and not storable(where.channel)):
         return stream
-    if len(query.term) >= TRIGRAM_CHARS:
-        plan = _plan(pool, query.term, where)
-        ids = iter(plan.ids) if plan.ids is not None else walk(pool, plan)
-        stream.rows = _read_chunks(pool, query, where, _limited(ids, limit, stream))
-        return stream
-    ordered = _short_term_ids(pool, query.term, where, recent)
-    stream.rows = _read_chunks(pool, query, where, _limited(iter(ordered), limit, stream))
+    ids = ordered_ids(pool, _plan(pool, query.term, where, recent))
+    stream.rows = _read_chunks(pool, query, where, _limited(ids, limit, stream))
     return stream
-
-
-def _short_term_ids(pool: PgPool, term: str, where: SearchFilter, recent: int) -> list[int]:
-    """Candidates of a term under 3 characters in search order: a CJK term's rows in the
-    keyword index, and the newest ``recent`` visible messages in scope."""
-    narrow = MESSAGES.narrow(where)
-    base = (
-        f"{_PLACE} JOIN threads t ON t.id = m.thread_id WHERE {MESSAGE_KIND_SQL} "
-        f"AND {THREAD_ALLOWED_SQL}{narrow.sql}"
-    )
-    places: list[Place] = []
-    with pool.snapshot() as conn:
-        scope = load_scope(conn, where)
-        if not scope.threads:
-            return []
-        source = _cjk_match(term)
-        if source is not None:
-            condition, values = source
-            places += _places(conn, f"{base} AND {condition}", (*narrow.params, *values))
-        if recent > 0:
-            places += _recent(conn, where, recent)
-    return list(dict.fromkeys(scope.ordered(places)))
 
 
 def _cjk_match(term: str) -> tuple[str, tuple[object, ...]] | None:
