@@ -4,6 +4,8 @@ index the serial path writes, and a failure on the worker must roll the batch ba
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -124,3 +126,28 @@ def test_an_in_memory_store_indexes_on_the_writer_thread_with_the_worker(
         assert words == len(_items()) + 1
         assert "arrival" in box.search_memory("late")
         assert "needle3" in box.search_memory("needle3")
+
+
+#: How long a forked child may take to index a few rows (it hangs if it waits for a thread
+#: only its parent has).
+CHILD_WAIT_S = 60
+
+
+def _index_in_child() -> None:
+    with recallbox.open(":memory:") as box:
+        box.append_many("t", _items())
+        assert backlog_size(box.store.pool.connection()) == 0
+        assert "needle5" in box.search_memory("needle5")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_child_makes_its_own_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(literal_index, "OVERLAP_MIN_BYTES", 0)
+    with recallbox.open(":memory:") as box:  # the parent's worker exists before the fork
+        box.append_many("t", _items())
+    child = multiprocessing.get_context("fork").Process(target=_index_in_child)
+    child.start()
+    child.join(CHILD_WAIT_S)
+    if child.is_alive():
+        child.kill()
+    assert child.exitcode == 0

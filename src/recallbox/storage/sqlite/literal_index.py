@@ -229,8 +229,16 @@ def cjk_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[int, str]]:
 #: Word and CJK rows of a batch, as :func:`_streams` computes them.
 Streams = tuple[list[tuple[int, str, str | None]], list[tuple[int, str]]]
 _worker: ThreadPoolExecutor | None = None
-_worker_pid = 0
 _worker_lock = threading.Lock()
+
+
+def _forget_worker() -> None:
+    """In a forked child: the parent's worker thread is not there; make a new one when needed."""
+    global _worker, _worker_lock
+    _worker, _worker_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_worker)
 
 
 def _streams(rows: Sequence[Sequence[Any]]) -> Streams:
@@ -239,14 +247,13 @@ def _streams(rows: Sequence[Sequence[Any]]) -> Streams:
 
 
 def _start_streams(rows: Sequence[Sequence[Any]]) -> Future[Streams] | None:
-    """:func:`_streams` of ``rows`` on the process's stream worker (created on first use, and
-    again in a forked child, which has no copy of the thread); None when it cannot take work
-    (the interpreter is shutting down: the caller computes them itself)."""
-    global _worker, _worker_pid
+    """:func:`_streams` of ``rows`` on the process's stream worker (a thread made on first
+    use); None when it takes no more work (the interpreter is exiting: the caller computes
+    them itself)."""
+    global _worker
     with _worker_lock:
-        if _worker is None or _worker_pid != os.getpid():
+        if _worker is None:
             _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recallbox-streams")
-            _worker_pid = os.getpid()
         try:
             return _worker.submit(_streams, rows)
         except RuntimeError:
