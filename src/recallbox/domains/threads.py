@@ -59,7 +59,7 @@ LITERAL_COUNT_BUDGET = 128  # candidate rows read to count the hits left once th
 LITERAL_COUNT_ROW_CHARS = 8_000  # a longer row counts as one more row per this many characters
 SHORT_QUERY_SCAN_MESSAGES = 2_000  # the bounded scan for a term the indexes cannot find
 ECHO_MAX_CHARS = 200  # query, channel and field names echoed inside a result
-LOWER_CACHE_MAX_CHARS = 8_000_000  # lower-cased candidate text kept for one search
+LOWER_CACHE_MAX_CHARS = 262_144  # lower-cased candidate text kept for one search
 
 CONTENT_FIELD = "content"
 QUOTE_CHARS = "\"'`“”‘’"
