@@ -24,6 +24,7 @@ from typing import Any
 from recallbox.errors import InvalidArgument
 from recallbox.limits import DEPTH_REASON, TooDeep, check_depth, loads_bounded, may_nest_too_deep
 from recallbox.storage.base import NewMessage
+from recallbox.storage.codecs import STORED_JSON_SEPARATORS, is_utf8
 from recallbox.text.normalize import needs_normalization, normalize_json, normalize_text
 from recallbox.types import KINDS, ROLES
 
@@ -86,9 +87,22 @@ def _check_json(value: Any, what: str) -> None:
     more brackets than the limit is measured without recursion (a 10 000-level value is
     refused by name, never by a RecursionError); any other is serialised once, which both
     proves it is JSON and bounds its depth (:func:`~recallbox.limits.may_nest_too_deep`)."""
+    _json_text(value, what)
+
+
+def _json_text(value: Any, what: str, *, stored: bool = False) -> str:
+    """:func:`_check_json`, returning the JSON text it made: with ``stored``, made as
+    :func:`~recallbox.storage.codecs.dump_json` first makes it (no ASCII escapes, compact), so
+    the one dump that validates metadata is also the text stored when it is UTF-8. The bracket
+    count of both forms is the same (escapes and separators hold no bracket)."""
     text: str | None
     try:
-        text = json.dumps(value, allow_nan=False)
+        if stored:
+            text = json.dumps(
+                value, allow_nan=False, ensure_ascii=False, separators=STORED_JSON_SEPARATORS
+            )
+        else:
+            text = json.dumps(value, allow_nan=False)
     except RecursionError:
         text = None
     except (TypeError, ValueError) as exc:
@@ -96,8 +110,9 @@ def _check_json(value: Any, what: str) -> None:
         raise InvalidArgument(f"{what} must be JSON-serialisable: {exc}") from exc
     if text is None or may_nest_too_deep(text):
         check_depth_or_refuse(value, what)
-        if text is None:
-            raise InvalidArgument(f"{what} must be JSON-serialisable: nested too deeply")
+    if text is None:
+        raise InvalidArgument(f"{what} must be JSON-serialisable: nested too deeply")
+    return text
 
 
 def check_depth_or_refuse(value: Any, what: str) -> None:
@@ -200,7 +215,8 @@ def build_row(
         metadata = {}
     if not isinstance(metadata, Mapping):
         raise InvalidArgument("metadata must be a mapping (a JSON object)")
-    _check_json(dict(metadata), "metadata")
+    stored_metadata = dict(metadata)
+    metadata_text = _json_text(stored_metadata, "metadata", stored=True)
     calls, calls_raw = _normalise_tool_calls(tool_calls)
     text = normalize_text(content)
     return NewMessage(
@@ -215,8 +231,9 @@ def build_row(
         model_visible=bool(model_visible),
         pending=bool(pending),
         created_at=to_datetime(created_at),
-        metadata=dict(metadata),
+        metadata=stored_metadata,
         opens_generation=kind == "compaction_summary",
+        metadata_json=metadata_text if is_utf8(metadata_text) else None,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -41,15 +41,14 @@ def row_hash(row: NewMessage) -> str:
     return digest.hexdigest()
 
 
-def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    """Metadata with lone surrogates (from ``\\ud800``-style JSON escapes) replaced, so it can
-    be stored and printed as UTF-8; untouched when it is already clean (the usual case)."""
-    try:
-        json.dumps(metadata, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        cleaned: dict[str, Any] = normalize_json(metadata)
-        return cleaned
-    return metadata
+def clean_row(fields: Mapping[str, Any]) -> NewMessage:
+    """:func:`build_row_from_mapping`, with lone surrogates (from ``\\ud800``-style JSON
+    escapes) in the metadata replaced, so it can be stored and printed as UTF-8. The dump that
+    validates the metadata tells whether it is UTF-8 (the usual case: built once)."""
+    row = build_row_from_mapping(fields)
+    if row.metadata_json is None:
+        row = build_row_from_mapping({**fields, "metadata": normalize_json(fields["metadata"])})
+    return row
 
 
 # --- rows ----------------------------------------------------------------------------------
@@ -61,9 +60,8 @@ def output_row(output: Output) -> NewMessage:
     metadata = dict(item.metadata)
     if output.parent_channel is not None:
         metadata["parent_channel"] = output.parent_channel
-    metadata = clean_metadata(metadata)
     if isinstance(item, Compaction):
-        return build_row_from_mapping(
+        return clean_row(
             {
                 "role": "system",
                 "kind": "compaction_summary",
@@ -72,7 +70,7 @@ def output_row(output: Output) -> NewMessage:
                 "metadata": metadata,
             }
         )
-    return build_row_from_mapping({**item.as_append_kwargs(), "metadata": metadata})
+    return clean_row({**item.as_append_kwargs(), "metadata": metadata})
 
 
 def merged_row(stored: Message, continuation: ImportedMessage) -> NewMessage:
@@ -93,7 +91,7 @@ def merged_row(stored: Message, continuation: ImportedMessage) -> NewMessage:
     if more.get("stop_reason") is not None:
         metadata["stop_reason"] = more["stop_reason"]
     calls = [*(stored.tool_calls or []), *(continuation.tool_calls or [])]
-    return build_row_from_mapping(
+    return clean_row(
         {
             "role": stored.role,
             "content": join_parts([stored.content, continuation.content]),
@@ -102,7 +100,7 @@ def merged_row(stored: Message, continuation: ImportedMessage) -> NewMessage:
             "kind": stored.kind,
             "model_visible": stored.model_visible,
             "created_at": stored.created_at,
-            "metadata": clean_metadata(metadata),
+            "metadata": metadata,
         }
     )
 

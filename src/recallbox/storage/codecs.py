@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from recallbox.storage.values import TranscriptChunk
+from recallbox.storage.values import NewMessage, TranscriptChunk
 
 ID_RANDOM_BYTES = 8
 MESSAGE_ID_PREFIX = "m_"
@@ -24,6 +24,8 @@ GENERATION_ID_PREFIX = "g_"
 SECTION_ID_PREFIX = "s_"
 #: Bytes of every BLAKE2b digest below (32 hex characters).
 DIGEST_BYTES = 16
+#: The separators of stored JSON (:func:`dump_json`): compact.
+STORED_JSON_SEPARATORS = (",", ":")
 
 
 def new_id(prefix: str) -> str:
@@ -48,12 +50,16 @@ def now() -> str:
 
 def dump_json(value: Any) -> str:
     """JSON text for storage; falls back to ASCII escapes when a string cannot be UTF-8."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    text = json.dumps(value, ensure_ascii=False, separators=STORED_JSON_SEPARATORS)
+    if not is_utf8(text):
+        text = json.dumps(value, ensure_ascii=True, separators=STORED_JSON_SEPARATORS)
     return text
+
+
+def stored_metadata(row: NewMessage) -> str:
+    """The stored JSON of a new row's metadata: :func:`dump_json` of it, or the text
+    :func:`~recallbox.domains.messages.build_row` already made by that same dump."""
+    return row.metadata_json if row.metadata_json is not None else dump_json(row.metadata)
 
 
 def content_hash(content: str, args_text: str) -> str:

@@ -25,6 +25,11 @@ class NewMessage:
 
     ``opens_generation`` marks a compaction summary: the store closes the thread's current
     generation and inserts this message as the first of the next one, in the same transaction.
+
+    ``metadata_json`` is the stored JSON text of ``metadata`` (exactly what
+    :func:`~recallbox.storage.codecs.dump_json` makes of it) when
+    :func:`~recallbox.domains.messages.build_row` validated the metadata by that very dump and
+    the text is UTF-8; ``None`` lets the store dump it. ``metadata`` must not change once built.
     """
 
     role: str
@@ -40,6 +45,7 @@ class NewMessage:
     created_at: datetime
     metadata: dict[str, Any] = field(default_factory=dict)
     opens_generation: bool = False
+    metadata_json: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,12 @@ from recallbox.storage.row_maps import (
 )
 from recallbox.storage.sqlite.branches import resolve_tree
 from recallbox.storage.sqlite.connection import ConnectionPool
-from recallbox.storage.sqlite.rows import content_hash, dump_json, format_time, text_columns
+from recallbox.storage.sqlite.rows import (
+    content_hash,
+    format_time,
+    stored_metadata,
+    text_columns,
+)
 from recallbox.storage.values import ImportFile, ImportNode, ImportRecord, NewMessage
 
 
@@ -230,7 +235,7 @@ class ImportLedgerMixin:
                 "tool_calls = ?, tool_calls_raw = ?, metadata = ?, content_hash = ? WHERE uid = ?",
                 (
                     *text_columns(row),
-                    dump_json(row.metadata),
+                    stored_metadata(row),
                     content_hash(row.content, row.args_text),
                     message_id,
                 ),

@@ -21,6 +21,7 @@ from recallbox.storage.codecs import (
     new_id,
     now,
     parse_time,
+    stored_metadata,
 )
 from recallbox.storage.values import NewMessage
 from recallbox.text.cjk import segment
@@ -36,12 +37,6 @@ MESSAGE_COLUMN_COUNT = 17
 MESSAGE_FROM = (
     "messages m JOIN threads t ON t.id = m.thread_id JOIN generations g ON g.id = m.generation_id"
 )
-
-
-
-
-
-
 
 
 def stored_seg(text: str) -> str:
@@ -83,7 +78,7 @@ class StoredColumns:
 
 def stored_columns(row: NewMessage) -> StoredColumns:
     """The stored values of ``row`` (see :class:`StoredColumns`)."""
-    return StoredColumns(text_columns(row), dump_json(row.metadata))
+    return StoredColumns(text_columns(row), stored_metadata(row))
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +171,7 @@ __all__ = [
     "parse_time",
     "row_to_message",
     "stored_columns",
+    "stored_metadata",
     "stored_seg",
     "text_columns",
 ]
