@@ -175,6 +175,17 @@ def test_long_candidates_are_read_a_few_at_a_time(
     assert sum(candidate_reads) + reads[0] == 30  # the rest: the hits' rows, read once
 
 
+def test_a_read_of_whole_texts_grows_at_most_twofold() -> None:
+    """Sized by the mean length seen so far, a read after short lines could take 64 long tool
+    outputs at once; it at most doubles, then follows the lengths."""
+    from recallbox.domains.sessions import LITERAL_READ_CHARS, LITERAL_READ_ROWS, _read_size
+
+    assert _read_size(8, 8 * 200, 8) == 16  # 200-character lines: 64 would fit
+    assert _read_size(24, 8 * 200 + 16 * 70_000, 16) == LITERAL_READ_CHARS * 24 // 1_121_600
+    assert _read_size(1, 10_000_000, 1) == 1
+    assert _read_size(64, 64, 64) == LITERAL_READ_ROWS
+
+
 def test_a_search_keeps_no_term_plan_past_its_read_snapshot(box: recallbox.Box) -> None:
     """Each plan holds its scope (every allowed thread): plans of ended searches kept made a
     search process's memory grow with the history, on either backend."""

@@ -302,15 +302,17 @@ def candidate_rows(
             rows[rid] = replace(row, content=row.content[:CANDIDATE_LEAD_CHARS])
             chars += len(row.content)
         read += len(chunk)
-        size = _read_size(read, chars)
+        size = _read_size(read, chars, len(chunk))
     return rows
 
 
-def _read_size(read: int, chars: int) -> int:
+def _read_size(read: int, chars: int, last: int) -> int:
     """How many candidates the next read takes, ``read`` of them having held ``chars``
-    characters: as many as fit :data:`LITERAL_READ_CHARS` at that mean length (1 to
-    :data:`LITERAL_READ_ROWS`)."""
-    return max(1, min(LITERAL_READ_ROWS, LITERAL_READ_CHARS * read // max(chars, 1)))
+    characters and the last read ``last``: as many as fit :data:`LITERAL_READ_CHARS` at that
+    mean length, at most twice the last read (short lines first, long outputs next), 1 to
+    :data:`LITERAL_READ_ROWS`."""
+    fit = LITERAL_READ_CHARS * read // max(chars, 1)
+    return max(1, min(LITERAL_READ_ROWS, 2 * last, fit))
 
 
 class SessionsDomain:

@@ -10,9 +10,11 @@ current searches need, not the leftovers of the last few (which grew with the hi
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable
 
 SnapshotHook = Callable[[int], None]
+logger = logging.getLogger(__name__)
 
 _serials = itertools.count(1)
 _hooks: list[SnapshotHook] = []
@@ -30,6 +32,10 @@ def on_snapshot_end(hook: SnapshotHook) -> SnapshotHook:
 
 
 def snapshot_ended(serial: int) -> None:
-    """Run the hooks: the snapshot ``serial`` ended."""
+    """Run the hooks: the snapshot ``serial`` ended. A hook that fails is logged and the
+    others still run (this runs as a snapshot closes: an error here would hide the read's)."""
     for hook in _hooks:
-        hook(serial)
+        try:
+            hook(serial)
+        except Exception:  # a cache that failed to forget costs memory, never an answer
+            logger.exception("a snapshot-end hook failed")

@@ -267,3 +267,18 @@ def test_long_candidate_rows_are_read_in_runs_of_bounded_text(
     stream = candidates(box, "kakorfe", channel="ops", case_sensitive=True, limit=1_000)
     assert [m.id for m in stream] == made
     assert len(runs) >= 5 and max(runs) > literal_rows.FILTER_CHUNK_BYTES  # the huge row alone
+
+
+def test_a_failing_snapshot_hook_neither_raises_nor_stops_the_others(
+    box: recallbox.Box, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from recallbox.storage import snapshots
+
+    def broken(serial: int) -> None:
+        raise RuntimeError(f"boom {serial}")
+
+    monkeypatch.setattr(snapshots, "_hooks", [broken, *snapshots._hooks])
+    box.append("ops", "user", "deploy failed on host1")
+    assert "deploy" in box.search_memory("deploy failed")
+    assert literal._plans == {}  # the hooks after the broken one still ran
+    assert "snapshot-end hook failed" in caplog.text

@@ -117,8 +117,17 @@ def test_an_in_memory_store_indexes_on_the_writer_thread_with_the_worker(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(literal_index, "OVERLAP_MIN_BYTES", 0)
+    threads: list[str] = []
+    real = literal_index.word_rows
+
+    def recorded(rows: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(rows)
+
+    monkeypatch.setattr(literal_index, "word_rows", recorded)
     with recallbox.open(":memory:") as box:
         box.append_many("t", _items())
+        assert threads and all(name.startswith("recallbox-streams") for name in threads)
         box.append("u", "user", "late 召回 arrival")
         conn = box.store.pool.connection()
         assert backlog_size(conn) == 0

@@ -59,7 +59,9 @@ BY_KEY_FROM = (
     "JOIN generations g ON g.id = m.generation_id"
 )
 _BY_KEY_COLUMNS = f"{key_sql('m')}, {ROW_COLUMNS.split(', ', 1)[1]}, m.args_text"
-#: ``octet_length`` reads a text's size from the record header, not its overflow pages.
+#: ``octet_length`` reads a text's size from the record header, not its overflow pages. It
+#: reads sizes without the visibility rule: they only cut the keys into runs, are never
+#: returned, and every run is read by :func:`_by_key`, which applies the rule.
 _SIZES_SQL = (
     f"SELECT {key_sql('m')}, octet_length(m.content) + coalesce(octet_length(m.args_text), 0) "
     f"FROM json_each(?1) AS j CROSS JOIN messages m ON m.thread_id = (j.value >> "
