@@ -212,6 +212,18 @@ def test_open_rejects_bad_locations() -> None:
         recallbox.open("postgresql://127.0.0.1:9/x")
 
 
+def test_a_url_made_a_path_is_refused_not_made_a_sqlite_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Path("postgresql://…")`` drops a '/' of '://': opened as a path it once made a SQLite
+    file under a folder named ``postgresql:`` in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    for url in ("postgresql://me@127.0.0.1:9/x", "postgres://h/x"):
+        with pytest.raises(InvalidArgument, match="pass the URL as a str"):
+            recallbox.open(Path(url))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_tool_calls_json_string_roundtrip_raw_kept(box: recallbox.Box) -> None:
     text = '{"command":  "ls -la"}'
     m = box.append("t", "assistant", "", tool_calls=[{"id": "1", "name": "b", "arguments": text}])

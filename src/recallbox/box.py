@@ -59,12 +59,19 @@ if TYPE_CHECKING:
     from recallbox.code.types import CodeIndexReport
 
 MEMORY_URL = ":memory:"
+#: What ``Path("postgresql://…")`` makes of a URL: a relative path SQLite would create.
+COLLAPSED_POSTGRES_SCHEMES = ("postgresql:/", "postgres:/")
 #: ``progress(files done, files in all, path)`` of :meth:`Box.index_code`.
 CodeProgress = Callable[[int, int, str], None]
 
 
 def _resolve_location(path_or_url: str | Path) -> str:
     if isinstance(path_or_url, Path):
+        if str(path_or_url).startswith(COLLAPSED_POSTGRES_SCHEMES):
+            raise InvalidArgument(
+                f"{str(path_or_url)[:80]!r} is a PostgreSQL URL made a Path (which drops a "
+                "'/' of '://'); pass the URL as a str"
+            )
         return str(path_or_url.expanduser())
     if not isinstance(path_or_url, str) or not path_or_url:
         raise InvalidArgument("open() needs a SQLite path, ':memory:' or a postgresql:// URL")

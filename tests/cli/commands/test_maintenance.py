@@ -67,3 +67,19 @@ def test_demo_keeps_one_database_and_leaves_no_temporary_folder(
     with recallbox.open(kept) as box:
         assert [t.message_count for t in box.threads()] == [16]  # one sample, not two
     assert list(tmp.iterdir()) == [] and not (tmp_path / "mine.db").exists()
+
+
+@pytest.mark.parametrize(
+    "location", ["postgresql://me@127.0.0.1:9/x", "postgres://h/x", ":memory:"]
+)
+def test_demo_refuses_a_url_and_makes_no_file(
+    location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run
+) -> None:
+    """The demo makes a fresh SQLite file: a URL (or ``:memory:``) given to ``--db`` is a usage
+    error, where it once made a SQLite file under a folder named ``postgresql:`` here."""
+    monkeypatch.chdir(tmp_path)
+    r = run("demo", "--db", location, "--json")
+    assert r.code == 2 and r.json()["error"].startswith("the demo makes a fresh SQLite file")
+    r = run("--db", location, "demo")
+    assert r.code == 2 and "--db takes a path here" in r.error_line
+    assert list(tmp_path.iterdir()) == []

@@ -9,7 +9,9 @@ import click
 
 from recallbox.cli.shared import (
     EXIT_RUNTIME_ERROR,
+    MEMORY_LOCATION,
     RecallboxCommand,
+    clip,
     db_choice,
     emit_json,
     json_option,
@@ -71,6 +73,12 @@ def demo_location(ctx: click.Context) -> tuple[Path, bool]:
     """
     choice = db_choice(ctx)
     if choice.source == "option" and choice.value is not None:
+        if "://" in choice.value or choice.value == MEMORY_LOCATION:
+            raise click.UsageError(
+                "the demo makes a fresh SQLite file: --db takes a path here, not "
+                f"{clip(choice.value)} (to try it on PostgreSQL: `recallbox migrate --from "
+                "DEMO.db --to postgresql://…`)"
+            )
         path = Path(choice.value).expanduser()
         if path.exists():
             raise click.ClickException(
