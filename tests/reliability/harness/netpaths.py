@@ -30,7 +30,7 @@ def self_check() -> None:
     raise AssertionError("the network guard let a connection through")
 
 
-def library_paths(db: Path) -> str:
+def library_paths(db: str) -> str:
     with recallbox.open(db) as box:
         first = box.append("net:1", "user", "deploy pg-primary-9 to staging")
         box.append_many("net:1", [{"role": "assistant", "content": "deployed pg-primary-9"}])
@@ -54,7 +54,7 @@ def library_paths(db: Path) -> str:
     return first.id
 
 
-def cli_paths(db: Path) -> None:
+def cli_paths(db: str) -> None:
     for args in (
         ("search", "pg-primary-9", "--embedder", "hash"),
         ("search-memory", "deploy"),
@@ -63,7 +63,7 @@ def cli_paths(db: Path) -> None:
         ("doctor",),
     ):
         done = subprocess.run(
-            [sys.executable, "-m", "recallbox", "--db", str(db), *args],
+            [sys.executable, "-m", "recallbox", "--db", db, *args],
             capture_output=True,
             text=True,
             timeout=300,
@@ -72,12 +72,12 @@ def cli_paths(db: Path) -> None:
         assert done.returncode == 0, (args, done.stderr)
 
 
-def mcp_paths(db: Path, message_id: str) -> None:
+def mcp_paths(db: str, message_id: str) -> None:
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "recallbox", "--db", str(db), "mcp"],
+        args=["-m", "recallbox", "--db", db, "mcp"],
         env=dict(os.environ),
     )
 
@@ -91,7 +91,7 @@ def mcp_paths(db: Path, message_id: str) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "recallbox", "--db", str(db), "mcp", "--http", "--port", str(port)],
+        [sys.executable, "-m", "recallbox", "--db", db, "mcp", "--http", "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -113,7 +113,7 @@ def mcp_paths(db: Path, message_id: str) -> None:
         server.wait(timeout=30)
 
 
-def main(db: Path) -> None:
+def main(db: str) -> None:
     self_check()
     message_id = library_paths(db)
     cli_paths(db)
@@ -122,4 +122,4 @@ def main(db: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(sys.argv[1])  # a SQLite path or a PostgreSQL URL (a Path would break a URL's '//')
