@@ -40,7 +40,7 @@ from recallbox.recall import RecallPool, record_recall
 from recallbox.recall_answer import RecallAnswerer
 from recallbox.search import record_search
 from recallbox.search import search as run_search
-from recallbox.storage import open_store
+from recallbox.storage import POSTGRES_SCHEMES, open_store
 from recallbox.storage.base import Store, SyncStore, require
 from recallbox.text.windows import THREAD_SEARCH_MAX_CHARS
 from recallbox.types import (
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 MEMORY_URL = ":memory:"
 #: What ``Path("postgresql://…")`` makes of a URL: a relative path SQLite would create.
-COLLAPSED_POSTGRES_SCHEMES = ("postgresql:/", "postgres:/")
+COLLAPSED_POSTGRES_SCHEMES = tuple(scheme.removesuffix("/") for scheme in POSTGRES_SCHEMES)
 #: ``progress(files done, files in all, path)`` of :meth:`Box.index_code`.
 CodeProgress = Callable[[int, int, str], None]
 

@@ -262,12 +262,14 @@ def command_key(ctx: click.Context) -> str:
     return " ".join(reversed(names))
 
 
-def _is_url(location: str) -> bool:
+def is_url(location: str) -> bool:
+    """Whether a database location is not a file path (``:memory:`` or a ``…://`` URL)."""
     return location == MEMORY_LOCATION or "://" in location
 
 
-def _exists(location: str) -> bool:
-    return _is_url(location) or Path(location).expanduser().exists()
+def location_exists(location: str) -> bool:
+    """Whether ``location`` names something already there (a URL always does)."""
+    return is_url(location) or Path(location).expanduser().exists()
 
 
 def resolve_db(ctx: click.Context, use: DbUse) -> str:
@@ -281,7 +283,7 @@ def resolve_db(ctx: click.Context, use: DbUse) -> str:
 
     choice = db_choice(ctx)
     location = load_settings(choice.value).db
-    if not choice.explicit or _is_url(location):
+    if not choice.explicit or is_url(location):
         return location
     path = Path(location).expanduser()
     if path.is_dir():
@@ -309,7 +311,7 @@ def open_box(
 
     use = database_use(key or command_key(ctx)) or DbUse.REQUIRES
     location = resolve_db(ctx, use)
-    existed = _exists(location)
+    existed = location_exists(location)
     with migration_bar():
         opened = open_recallbox(location, embedder=embedder, hit_log=hit_log_enabled())
     with opened as box:

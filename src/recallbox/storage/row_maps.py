@@ -23,6 +23,7 @@ from recallbox.storage.values import (
     SearchRow,
 )
 from recallbox.storage.values_code import CodeEdgeRecord, CodeFile, CodeSymbolRecord
+from recallbox.types import Thread
 
 # -- the code index ------------------------------------------------------------------------------
 
@@ -130,6 +131,21 @@ When = Callable[[Any], datetime]
 def iso_when(value: Any) -> datetime:
     """A time stored as ISO 8601 text (SQLite's :class:`When`)."""
     return parse_time(str(value))
+
+
+def thread_row(row: Sequence[Any], when: When) -> Thread:
+    """``(channel, title, quarantined, created_at, generation_count, message_count,
+    last_activity, excluded)``."""
+    return Thread(
+        channel=row[0],
+        title=row[1],
+        quarantined=bool(row[2]),
+        created_at=when(row[3]),
+        generation_count=int(row[4]),
+        message_count=int(row[5]),
+        last_activity=when(row[6]),
+        excluded=bool(row[7]),
+    )
 
 
 def search_row(row: Sequence[Any], when: When) -> SearchRow:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
+from typing import Any
 
 SnapshotHook = Callable[[int], None]
 logger = logging.getLogger(__name__)
@@ -29,6 +30,19 @@ def on_snapshot_end(hook: SnapshotHook) -> SnapshotHook:
     """Call ``hook(serial)`` whenever a snapshot ends (a decorator)."""
     _hooks.append(hook)
     return hook
+
+
+def forget_with_snapshot(cache: MutableMapping[tuple[Any, ...], Any]) -> None:
+    """Drop ``cache``'s entries of a snapshot when it ends: keys are tuples whose first item
+    is the snapshot's serial. ``list(cache)`` copies the keys at once (other threads' searches
+    insert concurrently)."""
+
+    def forget(serial: int) -> None:
+        for key in list(cache):
+            if key[0] == serial:
+                cache.pop(key, None)
+
+    on_snapshot_end(forget)
 
 
 def snapshot_ended(serial: int) -> None:

@@ -9,11 +9,11 @@ import click
 
 from recallbox.cli.shared import (
     EXIT_RUNTIME_ERROR,
-    MEMORY_LOCATION,
     RecallboxCommand,
     clip,
     db_choice,
     emit_json,
+    is_url,
     json_option,
     jsonable,
     open_box,
@@ -73,7 +73,7 @@ def demo_location(ctx: click.Context) -> tuple[Path, bool]:
     """
     choice = db_choice(ctx)
     if choice.source == "option" and choice.value is not None:
-        if "://" in choice.value or choice.value == MEMORY_LOCATION:
+        if is_url(choice.value):
             raise click.UsageError(
                 "the demo makes a fresh SQLite file: --db takes a path here, not "
                 f"{clip(choice.value)} (to try it on PostgreSQL: `recallbox migrate --from "

@@ -12,20 +12,17 @@ from pathlib import Path
 import click
 
 from recallbox.cli.shared import (
-    MEMORY_LOCATION,
     DbUse,
     RecallboxCommand,
     clip,
     echo_err,
     emit_json,
+    is_url,
     json_option,
     jsonable,
+    location_exists,
 )
 from recallbox.errors import InvalidArgument, StoreUnavailable
-
-
-def _is_url(location: str) -> bool:
-    return location == MEMORY_LOCATION or "://" in location
 
 
 def resolve_location(location: str, use: DbUse) -> str:
@@ -38,7 +35,7 @@ def resolve_location(location: str, use: DbUse) -> str:
     """
     if not location.strip():
         raise InvalidArgument("a database location is empty; pass a path or a postgresql:// URL")
-    if _is_url(location):
+    if is_url(location):
         return location
     path = Path(location).expanduser()
     if path.is_dir():
@@ -46,11 +43,6 @@ def resolve_location(location: str, use: DbUse) -> str:
     if use is DbUse.REQUIRES and not path.exists():
         raise StoreUnavailable(f"no database at {clip(location)} (run `recallbox init`)")
     return str(path)
-
-
-def location_exists(location: str) -> bool:
-    """Whether ``location`` names something already there (a URL always does)."""
-    return _is_url(location) or Path(location).expanduser().exists()
 
 
 @click.command(cls=RecallboxCommand)

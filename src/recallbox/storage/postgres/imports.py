@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from recallbox.storage.codecs import content_hash, dump_json, storable
+from recallbox.storage.codecs import content_hash, storable, stored_metadata
 from recallbox.storage.postgres.branches import superseded_changes
 from recallbox.storage.postgres.connection import PgPool, lock_resource
 from recallbox.storage.postgres.keyword_write import document_of, put_overflow
@@ -245,7 +245,7 @@ class ImportLedgerMixin:
                     raw_bytes(row.raw_content),
                     tool_calls_json(row),
                     row.tool_calls_raw,
-                    dump_json(row.metadata),
+                    stored_metadata(row),
                     content_hash(row.content, row.args_text),
                     doc.tsvector,
                     doc.length,

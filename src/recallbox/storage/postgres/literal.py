@@ -49,7 +49,7 @@ from recallbox.storage.postgres.visibility import (
     without_channel,
 )
 from recallbox.storage.queries import LiteralQuery, SearchFilter
-from recallbox.storage.snapshots import on_snapshot_end
+from recallbox.storage.snapshots import forget_with_snapshot
 from recallbox.storage.values import CandidateStream, SearchableMessage
 from recallbox.text.cjk import has_cjk, is_cjk_char, segment
 
@@ -200,6 +200,7 @@ def ordered_ids(pool: PgPool, plan: Plan) -> Iterator[int]:
 
 
 _plans: dict[tuple[int, str, SearchFilter, int], Plan] = {}
+forget_with_snapshot(_plans)  # a snapshot's plans go when it ends
 
 
 def _plan(pool: PgPool, term: str, where: SearchFilter, recent: int) -> Plan:
@@ -221,14 +222,6 @@ def _plan(pool: PgPool, term: str, where: SearchFilter, recent: int) -> Plan:
             _plans.clear()
         _plans[key] = plan
     return plan
-
-
-@on_snapshot_end
-def _forget_plans(serial: int) -> None:
-    """Drop the plans of the snapshot ``serial`` (it ended; ``storage/snapshots.py``)."""
-    for key in list(_plans):
-        if key[0] == serial:
-            _plans.pop(key, None)
 
 
 def _limited(ids: Iterator[int], limit: int | None, stream: CandidateStream) -> Iterator[int]:

@@ -28,6 +28,7 @@ from recallbox.storage.codecs import (
     dump_json,
     new_id,
     storable,
+    stored_metadata,
 )
 from recallbox.storage.postgres.connection import Connection, PgPool
 from recallbox.storage.postgres.corpora import MESSAGES
@@ -49,7 +50,7 @@ from recallbox.storage.postgres.visibility import (
     THREAD_SOURCE_ALLOWED_SQL,
 )
 from recallbox.storage.queries import SearchFilter
-from recallbox.storage.row_maps import search_rows_by_id
+from recallbox.storage.row_maps import search_rows_by_id, thread_row
 from recallbox.storage.values import NewMessage, ReadableMessage, SearchRow
 from recallbox.types import Generation, Message, Thread
 
@@ -67,19 +68,6 @@ _INSERT_COLUMNS = (
 _INSERT_MARKS = "(" + ", ".join(["%s"] * 17) + f", {FTS_MARKS})"
 #: Rows per ``INSERT`` statement (PostgreSQL binds at most 65 535 values in one).
 INSERT_BATCH_ROWS = 1_000
-
-
-def _thread(row: Sequence[Any]) -> Thread:
-    return Thread(
-        channel=row[0],
-        title=row[1],
-        quarantined=bool(row[2]),
-        created_at=utc(row[3]),
-        generation_count=int(row[4]),
-        message_count=int(row[5]),
-        last_activity=utc(row[6]),
-        excluded=bool(row[7]),
-    )
 
 
 def thread_id(conn: Connection, channel: str) -> int | None:
@@ -165,7 +153,7 @@ def _insert_run(conn: Connection, place: _Place, rows: Sequence[NewMessage]) -> 
     for row in rows:
         created = utc(row.created_at)
         uid = new_id(MESSAGE_ID_PREFIX)
-        metadata = dump_json(row.metadata)
+        metadata = stored_metadata(row)
         doc = document_of(row.content)
         docs.append((uid, doc))
         values += [
@@ -231,12 +219,12 @@ class ThreadMixin:
             return None
         with self.pool.reading() as conn:
             row = conn.execute(_THREAD_SELECT + " WHERE t.channel = %s", (channel,)).fetchone()
-        return _thread(row) if row else None
+        return thread_row(row, utc) if row else None
 
     def list_threads(self) -> list[Thread]:
         with self.pool.reading() as conn:
             rows = conn.execute(_THREAD_SELECT + " ORDER BY t.id").fetchall()
-        return [_thread(r) for r in rows]
+        return [thread_row(r, utc) for r in rows]
 
     def ensure_thread(self, channel: str, title: str | None) -> Thread:
         with self.pool.transaction() as conn:

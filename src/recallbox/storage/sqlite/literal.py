@@ -27,7 +27,7 @@ from collections.abc import Iterator
 import apsw
 
 from recallbox.storage.queries import LiteralQuery, SearchFilter
-from recallbox.storage.snapshots import on_snapshot_end
+from recallbox.storage.snapshots import forget_with_snapshot
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
 from recallbox.storage.sqlite.literal_index import key_sql
@@ -81,6 +81,7 @@ __all__ = [
 # -- the plans of one read snapshot ----------------------------------------------------------------
 
 _plans: dict[tuple[int, str, SearchFilter, int], Plan] = {}
+forget_with_snapshot(_plans)  # a snapshot's plans go when it ends
 
 
 def _plan(pool: ConnectionPool, term: str, where: SearchFilter, recent: int = 0) -> Plan:
@@ -103,15 +104,6 @@ def _plan(pool: ConnectionPool, term: str, where: SearchFilter, recent: int = 0)
             _plans.clear()
         _plans[cache_key] = plan
     return plan
-
-
-@on_snapshot_end
-def _forget_plans(serial: int) -> None:
-    """Drop the plans of the snapshot ``serial`` (it ended). ``list(_plans)`` copies the keys
-    at once: other threads' searches insert concurrently."""
-    for key in list(_plans):
-        if key[0] == serial:
-            _plans.pop(key, None)
 
 
 def _limited(ids: Iterator[int], limit: int | None, stream: CandidateStream) -> Iterator[int]:

@@ -16,7 +16,7 @@ import apsw
 
 from recallbox.errors import NotFound
 from recallbox.storage.queries import SearchFilter
-from recallbox.storage.row_maps import iso_when, search_rows_by_id
+from recallbox.storage.row_maps import iso_when, search_rows_by_id, thread_row
 from recallbox.storage.sqlite.backlog import BacklogIndexer
 from recallbox.storage.sqlite.connection import ConnectionPool
 from recallbox.storage.sqlite.corpora import MESSAGES
@@ -71,19 +71,6 @@ def _insert_sql(rows: int) -> str:
     """``INSERT INTO messages`` of ``rows`` rows in one statement."""
     values = ", ".join([_ROW_PLACEHOLDERS] * rows)
     return f"INSERT INTO messages ({_INSERT_COLUMNS}) VALUES {values}"
-
-
-def _thread(row: Sequence[Any]) -> Thread:
-    return Thread(
-        channel=row[0],
-        title=row[1],
-        quarantined=bool(row[2]),
-        created_at=parse_time(row[3]),
-        generation_count=int(row[4]),
-        message_count=int(row[5]),
-        last_activity=parse_time(row[6]),
-        excluded=bool(row[7]),
-    )
 
 
 def _generation(row: Sequence[Any]) -> Generation:
@@ -205,12 +192,12 @@ class ThreadMixin:
     def get_thread(self, channel: str) -> Thread | None:
         with self.pool.reading() as conn:
             row = conn.execute(_THREAD_SELECT + " WHERE t.channel = ?", (channel,)).fetchone()
-        return _thread(row) if row else None
+        return thread_row(row, iso_when) if row else None
 
     def list_threads(self) -> list[Thread]:
         with self.pool.reading() as conn:
             rows = conn.execute(_THREAD_SELECT + " ORDER BY t.id").fetchall()
-        return [_thread(r) for r in rows]
+        return [thread_row(r, iso_when) for r in rows]
 
     def ensure_thread(self, channel: str, title: str | None) -> Thread:
         with self.pool.transaction() as conn:
